@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "sfauth",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "SFAuth", targets: ["SFAuth"]),
+        .executable(name: "sfauth", targets: ["sfauth"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+    ],
+    targets: [
+        // libcurl's headers plus typed wrappers around its variadic functions. The library itself is
+        // loaded with dlopen on first use, so processes that make no HTTP request (`sfauth token`
+        // with a valid token) never pay the 6–8 ms it costs to load libcurl and its dependencies.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
+
+        // Pure protocol logic: no sockets, files, processes or clock reads.
+        .target(
+            name: "SFAuthCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+
+        // The coordinator, its delegate, and the Linux adapters (HTTP, listener, browser, storage).
+        .target(name: "SFAuth", dependencies: ["SFAuthCore", "CCurl"]),
+
+        // The command: one small file per subcommand, all logic in the library.
+        .executableTarget(
+            name: "sfauth",
+            dependencies: ["SFAuth", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
+        .testTarget(name: "SFAuthCoreTests", dependencies: ["SFAuthCore"]),
+        .testTarget(name: "SFAuthTests", dependencies: ["SFAuth"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SFAuth"]),
+    ]
+)
