@@ -1,0 +1,45 @@
+import SFAuthCore
+
+/// Sends HTTP requests. The coordinator talks to the token endpoint only through this seam, so tests
+/// and embedding programs can supply their own transport.
+public protocol HTTPClient: Sendable {
+    /// Sends `request` and returns the final response, whatever its status.
+    ///
+    /// - Throws: `HTTPTransportError` when no response arrived (DNS, connection, TLS, timeout) or the
+    ///   request may not be sent (plain http to a host that is not loopback).
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+}
+
+/// Why an HTTP request got no response.
+public struct HTTPTransportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The broad kind of failure.
+    public enum Kind: Sendable, Equatable {
+        /// The URL may not be used: not http(s), or plain http to a host that is not loopback.
+        case insecureURL
+        /// Host name resolution failed.
+        case resolve
+        /// The TCP connection could not be established.
+        case connect
+        /// TLS handshake or certificate verification failed.
+        case tls
+        /// The connect or total timeout expired.
+        case timeout
+        /// libcurl could not be loaded.
+        case unavailable
+        /// Any other transport failure.
+        case other
+    }
+
+    /// The broad kind of failure.
+    public var kind: Kind
+    /// One line saying what failed, including the host, e.g. `could not connect to 127.0.0.1:9: Connection refused`.
+    public var message: String
+
+    /// Creates a transport error.
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,19 @@
+/// How an authentication is being performed; passed to every delegate callback (after
+/// `SFOAuthInfo` in Salesforce's Mobile SDK).
+public struct AuthInfo: Sendable, Equatable {
+    /// The way credentials are being obtained.
+    public var authType: AuthType
+
+    /// Creates an auth info.
+    public init(authType: AuthType) {
+        self.authType = authType
+    }
+}
+
+/// The way credentials are being obtained.
+public enum AuthType: String, Sendable, Equatable, Codable {
+    /// The authorization code flow through the user's browser (RFC 6749 §4.1, RFC 8252).
+    case browser
+    /// A refresh token grant (RFC 6749 §6).
+    case refresh
+}

@@ -1,0 +1,79 @@
+/// The parameters of the redirect back from the authorization endpoint (RFC 6749 §4.1.2, §4.1.2.1;
+/// RFC 9207 `iss`), checked against the `state` we sent.
+public struct AuthorizationResponse: Sendable, Equatable {
+    /// The authorization code (`code`), percent-decoded.
+    public var code: String
+    /// The `state` echoed by the server; always equal to the one we sent.
+    public var state: String
+    /// The RFC 9207 `iss` parameter, when the server sent one.
+    public var issuer: String?
+
+    /// Creates a response.
+    public init(code: String, state: String, issuer: String? = nil) {
+        self.code = code
+        self.state = state
+        self.issuer = issuer
+    }
+}
+
+/// What a request to the callback path means for the login in progress.
+public enum CallbackOutcome: Sendable, Equatable {
+    /// A valid redirect carrying a code and our `state`: the flow goes on to the token exchange.
+    case authorized(AuthorizationResponse)
+    /// A redirect carrying our `state` and an `error`: the server refused; the flow ends.
+    case denied(OAuthServerError)
+    /// Not a redirect for this login (no or wrong `state`, malformed query, duplicate parameters).
+    /// Answer it with an error page but keep waiting: an attacker's request must not end the user's
+    /// login, and a stray request is not the server's answer.
+    case rejected(reason: String)
+
+    /// Classifies the query string of a request to the callback path.
+    ///
+    /// - Parameters:
+    ///   - query: the raw query, without the `?`, e.g. `code=abc%3D%3D&state=xyz`.
+    ///   - expectedState: the `state` sent in the authorization request; compared exactly.
+    public init(query: Substring, expectedState: String) {
+        guard let pairs = FormURLEncoding.parse(query) else {
+            self = .rejected(reason: "the query string is not correctly percent-encoded")
+            return
+        }
+        var parameters = [String: String]()
+        for (name, value) in pairs {
+            // RFC 6749 §3.1: parameters must not be included more than once.
+            guard parameters[name] == nil else {
+                self = .rejected(reason: "the parameter '\(name)' appears more than once")
+                return
+            }
+            parameters[name] = value
+        }
+        guard let state = parameters["state"] else {
+            self = .rejected(reason: "the redirect has no 'state' parameter")
+            return
+        }
+        guard constantTimeEquals(state, expectedState) else {
+            self = .rejected(reason: "the 'state' parameter does not match this login")
+            return
+        }
+        if let error = parameters["error"] {
+            self = .denied(OAuthServerError(
+                code: error.isEmpty ? "unknown_error" : error,
+                description: parameters["error_description"],
+                uri: parameters["error_uri"]))
+            return
+        }
+        guard let code = parameters["code"], !code.isEmpty else {
+            self = .rejected(reason: "the redirect has neither 'code' nor 'error'")
+            return
+        }
+        self = .authorized(AuthorizationResponse(code: code, state: state, issuer: parameters["iss"]))
+    }
+}
+
+/// Compares two strings without an early exit on the first differing byte.
+func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
+    let a = Array(lhs.utf8), b = Array(rhs.utf8)
+    guard a.count == b.count else { return false }
+    var difference: UInt8 = 0
+    for index in a.indices { difference |= a[index] ^ b[index] }
+    return difference == 0
+}

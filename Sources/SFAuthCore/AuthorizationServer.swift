@@ -1,0 +1,89 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Where an authorization server's endpoints are (RFC 6749 §3; RFC 8414 names).
+public struct AuthorizationServer: Sendable, Equatable, Codable {
+    /// The `authorization_endpoint` the browser is sent to.
+    public var authorizationEndpoint: String
+    /// The `token_endpoint` codes and refresh tokens are exchanged at.
+    public var tokenEndpoint: String
+    /// The `revocation_endpoint` (RFC 7009), when known.
+    public var revocationEndpoint: String?
+    /// The OpenID Connect `userinfo_endpoint`, when known.
+    public var userinfoEndpoint: String?
+    /// The `issuer`, when known.
+    public var issuer: String?
+    /// Which server-specific conventions apply. Default: `.standard`.
+    public var flavor: Flavor
+
+    /// Server-specific conventions beyond the RFCs.
+    public enum Flavor: String, Sendable, Codable {
+        /// Plain OAuth 2.0 / OpenID Connect.
+        case standard
+        /// Salesforce: `instance_url`, `id`, `issued_at`, `signature` in token responses, no `expires_in`.
+        case salesforce
+    }
+
+    /// Creates a server description from explicit endpoints.
+    public init(authorizationEndpoint: String, tokenEndpoint: String, revocationEndpoint: String? = nil,
+                userinfoEndpoint: String? = nil, issuer: String? = nil, flavor: Flavor = .standard) {
+        self.authorizationEndpoint = authorizationEndpoint
+        self.tokenEndpoint = tokenEndpoint
+        self.revocationEndpoint = revocationEndpoint
+        self.userinfoEndpoint = userinfoEndpoint
+        self.issuer = issuer
+        self.flavor = flavor
+    }
+
+    /// Checks that every endpoint is an absolute `https` URL, or `http` to a loopback host
+    /// (RFC 8252 §8.1 and our invariant: TLS always, except on this machine).
+    public func validate() throws(OAuthError) {
+        for (name, endpoint) in [("authorization endpoint", authorizationEndpoint), ("token endpoint", tokenEndpoint)]
+            + [("revocation endpoint", revocationEndpoint), ("userinfo endpoint", userinfoEndpoint)].compactMap({ pair in pair.1.map { (pair.0, $0) } }) {
+            try EndpointURL.requireSecure(endpoint, name: name)
+        }
+    }
+}
+
+/// Checks on endpoint URLs.
+public enum EndpointURL {
+    /// The parts of an absolute URL we care about.
+    public struct Parts: Sendable, Equatable {
+        /// `http` or `https`, lower-cased.
+        public var scheme: String
+        /// The host without brackets, lower-cased (`127.0.0.1`, `::1`, `login.salesforce.com`).
+        public var host: String
+        /// The port, when given.
+        public var port: Int?
+    }
+
+    /// Splits an absolute http(s) URL; `nil` for anything else.
+    public static func parts(of string: String) -> Parts? {
+        guard let components = URLComponents(string: string),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              var host = components.host?.lowercased(), !host.isEmpty else { return nil }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return Parts(scheme: scheme, host: host, port: components.port)
+    }
+
+    /// Whether a host name is this machine's loopback interface (`localhost`, 127.0.0.0/8, `::1`).
+    public static func isLoopback(host: String) -> Bool {
+        let host = host.lowercased()
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// Throws a configuration error unless `string` is https, or http to a loopback host.
+    public static func requireSecure(_ string: String, name: String) throws(OAuthError) {
+        guard let parts = parts(of: string) else {
+            throw .configuration("the \(name) '\(string)' is not an absolute http(s) URL")
+        }
+        if parts.scheme == "http" && !isLoopback(host: parts.host) {
+            throw .configuration("the \(name) '\(string)' uses plain http; only https is allowed, except to this machine (127.0.0.1, ::1, localhost)")
+        }
+    }
+}

@@ -1,0 +1,74 @@
+/// The registered client and what it asks for: everything the flow needs besides the server.
+public struct ClientConfiguration: Sendable, Equatable {
+    /// The `client_id` (RFC 6749 §2.2).
+    public var clientId: String
+    /// The `client_secret` of a confidential client; `nil` for a public client (the default, with PKCE).
+    public var clientSecret: String?
+    /// The requested `scope` values (RFC 6749 §3.3), sent space-separated in this order.
+    public var scopes: [String]
+    /// Where the loopback listener listens; the redirect URI is derived from it.
+    public var redirect: RedirectConfiguration
+    /// Extra authorization request parameters (`login_hint`, `prompt`, provider hints), sent after
+    /// the standard ones, in order.
+    public var additionalAuthorizationParameters: [AuthorizationParameter]
+
+    /// Creates a client configuration.
+    public init(clientId: String, clientSecret: String? = nil, scopes: [String] = [],
+                redirect: RedirectConfiguration = RedirectConfiguration(),
+                additionalAuthorizationParameters: [AuthorizationParameter] = []) {
+        self.clientId = clientId
+        self.clientSecret = clientSecret
+        self.scopes = scopes
+        self.redirect = redirect
+        self.additionalAuthorizationParameters = additionalAuthorizationParameters
+    }
+
+    /// Whether OpenID Connect is requested (the `openid` scope), which adds a `nonce`.
+    public var requestsOpenID: Bool { scopes.contains("openid") }
+}
+
+/// One name/value pair of an authorization request.
+public struct AuthorizationParameter: Sendable, Equatable {
+    /// The parameter name, e.g. `login_hint`.
+    public var name: String
+    /// The parameter value.
+    public var value: String
+
+    /// Creates a parameter.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// The loopback redirect (RFC 8252 §7.3): host name, port and path of `http://HOST:PORT/PATH`.
+public struct RedirectConfiguration: Sendable, Equatable {
+    /// The host in the redirect URI: `127.0.0.1` (default), `[::1]`, or `localhost` (Salesforce).
+    public var host: String
+    /// The port; 0 (default) lets the system pick a free one, for servers that accept any port.
+    public var port: UInt16
+    /// The callback path, beginning with `/`. Default: `/callback`.
+    public var path: String
+
+    /// Creates a redirect configuration.
+    public init(host: String = "127.0.0.1", port: UInt16 = 0, path: String = "/callback") {
+        self.host = host
+        self.port = port
+        self.path = path
+    }
+
+    /// Checks that the host is loopback and the path is a plain absolute path.
+    public func validate() throws(OAuthError) {
+        guard ["127.0.0.1", "[::1]", "localhost"].contains(host) else {
+            throw .configuration("the redirect host must be 127.0.0.1, [::1] or localhost, not '\(host)'")
+        }
+        guard path.hasPrefix("/"), !path.contains("?"), !path.contains("#"), !path.contains(" ") else {
+            throw .configuration("the callback path must start with '/' and contain no '?', '#' or spaces: '\(path)'")
+        }
+    }
+
+    /// The redirect URI for the port actually bound.
+    public func redirectURI(boundPort: UInt16) -> String {
+        "http://\(host):\(boundPort)\(path)"
+    }
+}

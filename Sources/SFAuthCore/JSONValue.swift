@@ -1,0 +1,67 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Any JSON value. Used to read server responses liberally (numbers as strings, unknown fields kept).
+public enum JSONValue: Sendable, Equatable, Codable {
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+    case array([JSONValue])
+    case object([String: JSONValue])
+    case null
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Double.self) { self = .number(value) }
+        else if let value = try? container.decode(String.self) { self = .string(value) }
+        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
+        else { self = .object(try container.decode([String: JSONValue].self)) }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .bool(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        case .null: try container.encodeNil()
+        }
+    }
+
+    /// Parses a JSON document; `nil` when the bytes are not JSON.
+    public static func parse(_ bytes: [UInt8]) -> JSONValue? {
+        try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+    }
+
+    /// The value of a member of an object.
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let members) = self { return members[key] }
+        return nil
+    }
+
+    /// A string, or a number written as a string (integral numbers without `.0`).
+    public var stringValue: String? {
+        switch self {
+        case .string(let value): return value
+        case .number(let value) where value == value.rounded() && abs(value) < 1e15: return String(Int64(value))
+        case .number(let value): return String(value)
+        default: return nil
+        }
+    }
+
+    /// A number, or a string holding a number (`"3600"`, `"3600.0"`).
+    public var numberValue: Double? {
+        switch self {
+        case .number(let value): return value
+        case .string(let value): return Double(Substring(value).trimmingWhitespace())
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,103 @@
+/// An error response from an authorization server, kept verbatim (RFC 6749 §4.1.2.1, §5.2).
+public struct OAuthServerError: Sendable, Equatable, Codable {
+    /// The `error` code, e.g. `invalid_grant` or `access_denied`.
+    public var code: String
+    /// The `error_description`, when the server sent one.
+    public var description: String?
+    /// The `error_uri`, when the server sent one.
+    public var uri: String?
+    /// The HTTP status of the response that carried the error; `nil` for a redirect.
+    public var httpStatus: Int?
+
+    /// Creates a server error.
+    public init(code: String, description: String? = nil, uri: String? = nil, httpStatus: Int? = nil) {
+        self.code = code
+        self.description = description
+        self.uri = uri
+        self.httpStatus = httpStatus
+    }
+
+    /// `code: description` or just `code`.
+    public var summary: String {
+        if let description, !description.isEmpty { return "\(code): \(description)" }
+        return code
+    }
+}
+
+/// Everything that can end an OAuth flow, grouped by what the caller should do next.
+public enum OAuthError: Error, Sendable, Equatable {
+    /// The authorization server refused at the authorization endpoint (an `error=` redirect, e.g.
+    /// `access_denied` when the user denies consent).
+    case authorizationDenied(OAuthServerError)
+    /// The token endpoint answered with an RFC 6749 §5.2 error (e.g. `invalid_grant`).
+    case tokenRequestRejected(OAuthServerError)
+    /// The server answered, but not in a form we understand (HTML error page, bad JSON, 5xx, missing fields).
+    case invalidServerResponse(String)
+    /// No answer: connection refused, DNS, TLS failure, timeout of one HTTP request.
+    case network(String)
+    /// The flow was cancelled by the user or the embedding program.
+    case cancelled
+    /// No redirect arrived before the flow's deadline. The associated value is the timeout in seconds.
+    case timedOut(seconds: Int, hint: String)
+    /// The configuration cannot work (bad URL, insecure endpoint, port in use, …).
+    case configuration(String)
+    /// There are no usable stored credentials; a browser login is needed.
+    case loginRequired(String)
+    /// The credential store could not be read or written.
+    case storage(String)
+
+    /// What the caller should do about this error.
+    public var recovery: Recovery {
+        switch self {
+        case .authorizationDenied(let error) where error.code == "access_denied": return .cancelledByUser
+        case .authorizationDenied, .tokenRequestRejected: return .serverRefused
+        case .invalidServerResponse, .network: return .retryLater
+        case .cancelled, .timedOut: return .cancelledByUser
+        case .configuration, .storage: return .fixConfiguration
+        case .loginRequired: return .logInAgain
+        }
+    }
+
+    /// What the caller should do next.
+    public enum Recovery: Sendable, Equatable {
+        /// Log in again through the browser.
+        case logInAgain
+        /// A transient failure: try again later.
+        case retryLater
+        /// The configuration or the environment needs fixing.
+        case fixConfiguration
+        /// The user cancelled, denied, or did not finish in time.
+        case cancelledByUser
+        /// The server said no; its error says why.
+        case serverRefused
+    }
+}
+
+extension OAuthError: CustomStringConvertible {
+    /// One line: what went wrong and, where we know, what to do.
+    public var description: String {
+        switch self {
+        case .authorizationDenied(let error) where error.code == "access_denied":
+            return "The sign-in was denied (\(error.summary)). Run the login again and approve access to continue."
+        case .authorizationDenied(let error):
+            return "The authorization server refused the sign-in: \(error.summary)."
+        case .tokenRequestRejected(let error):
+            let status = error.httpStatus.map { " (HTTP \($0))" } ?? ""
+            return "The token endpoint refused the request\(status): \(error.summary)."
+        case .invalidServerResponse(let message):
+            return "The server's answer could not be used: \(message)"
+        case .network(let message):
+            return "Network error: \(message). Check the connection and try again."
+        case .cancelled:
+            return "The sign-in was cancelled."
+        case .timedOut(let seconds, let hint):
+            return "No redirect arrived within \(seconds) s. \(hint)"
+        case .configuration(let message):
+            return "Configuration error: \(message)"
+        case .loginRequired(let message):
+            return message
+        case .storage(let message):
+            return "Credential store error: \(message)"
+        }
+    }
+}

@@ -1,0 +1,33 @@
+/// Requests to the token endpoint (RFC 6749 §4.1.3, §6), as exact HTTP values.
+public enum TokenRequest {
+    /// Exchanges an authorization code (RFC 6749 §4.1.3) with the PKCE verifier (RFC 7636 §4.5).
+    public static func authorizationCode(_ response: AuthorizationResponse, for request: AuthorizationRequest) -> HTTPRequest {
+        post(to: request.server.tokenEndpoint, client: request.client, parameters: [
+            ("grant_type", "authorization_code"),
+            ("code", response.code),
+            ("redirect_uri", request.redirectURI),
+            ("code_verifier", request.pkce.verifier),
+        ])
+    }
+
+    /// Refreshes an access token (RFC 6749 §6).
+    public static func refresh(refreshToken: String, tokenEndpoint: String, client: ClientConfiguration) -> HTTPRequest {
+        post(to: tokenEndpoint, client: client, parameters: [
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refreshToken),
+        ])
+    }
+
+    /// A form POST. A public client identifies itself with `client_id` (§3.2.1); a confidential one
+    /// adds `client_secret` in the body (§2.3.1), which every server we target accepts.
+    static func post(to endpoint: String, client: ClientConfiguration, parameters: [(String, String)]) -> HTTPRequest {
+        var parameters = parameters
+        parameters.append(("client_id", client.clientId))
+        if let secret = client.clientSecret { parameters.append(("client_secret", secret)) }
+        return HTTPRequest(
+            method: "POST",
+            url: endpoint,
+            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
+            body: Array(FormURLEncoding.encode(parameters).utf8))
+    }
+}

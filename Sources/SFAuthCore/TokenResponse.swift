@@ -1,0 +1,127 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A successful token response (RFC 6749 §5.1), with Salesforce's extra fields when present.
+public struct TokenResponse: Sendable, Equatable {
+    /// `access_token`.
+    public var accessToken: String
+    /// `token_type`, e.g. `Bearer`. Default when absent: `Bearer`.
+    public var tokenType: String
+    /// `expires_in` in seconds, when sent (Salesforce never sends it).
+    public var expiresIn: Double?
+    /// `refresh_token`, when sent.
+    public var refreshToken: String?
+    /// `scope` granted, split on spaces; `nil` when the server did not say (then it is the requested scope, §5.1).
+    public var scopes: [String]?
+    /// `id_token` (OpenID Connect), when sent.
+    public var idToken: String?
+    /// Salesforce `instance_url`: where API calls go.
+    public var instanceURL: String?
+    /// Salesforce `id`: the identity URL `…/id/<org id>/<user id>`.
+    public var identityURL: String?
+    /// Salesforce `issued_at`, milliseconds since the epoch, converted to a date.
+    public var issuedAt: Date?
+    /// Salesforce `signature`.
+    public var signature: String?
+
+    /// Creates a response from fields.
+    public init(accessToken: String, tokenType: String = "Bearer", expiresIn: Double? = nil, refreshToken: String? = nil,
+                scopes: [String]? = nil, idToken: String? = nil, instanceURL: String? = nil, identityURL: String? = nil,
+                issuedAt: Date? = nil, signature: String? = nil) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.expiresIn = expiresIn
+        self.refreshToken = refreshToken
+        self.scopes = scopes
+        self.idToken = idToken
+        self.instanceURL = instanceURL
+        self.identityURL = identityURL
+        self.issuedAt = issuedAt
+        self.signature = signature
+    }
+
+    /// Interprets the token endpoint's HTTP response: a token response, an RFC 6749 §5.2 error, or
+    /// something unusable, each turned into the matching value or `OAuthError`.
+    public static func decode(_ response: HTTPResponse, endpoint: String) throws(OAuthError) -> TokenResponse {
+        let json = JSONValue.parse(response.body)
+        if (200..<300).contains(response.status) {
+            guard let json, case .object = json else {
+                throw .invalidServerResponse("the token endpoint \(endpoint) answered HTTP \(response.status) with \(describe(response)) instead of a JSON object")
+            }
+            return try TokenResponse(json: json)
+        }
+        if let error = serverError(in: response, json: json) { throw .tokenRequestRejected(error) }
+        throw .invalidServerResponse("the token endpoint \(endpoint) answered HTTP \(response.status) with \(describe(response))")
+    }
+
+    /// Reads the fields, accepting numbers as strings and strings as numbers.
+    public init(json: JSONValue) throws(OAuthError) {
+        guard let accessToken = json["access_token"]?.stringValue, !accessToken.isEmpty else {
+            throw .invalidServerResponse("the token response has no access_token")
+        }
+        let tokenType = json["token_type"]?.stringValue ?? "Bearer"
+        guard tokenType.lowercased() == "bearer" else {
+            throw .invalidServerResponse("the token type '\(tokenType)' is not supported; only Bearer tokens are")
+        }
+        var expiresIn: Double?
+        if let value = json["expires_in"], value != .null {
+            guard let seconds = value.numberValue, seconds.isFinite, seconds >= 0 else {
+                throw .invalidServerResponse("the token response's expires_in is not a number of seconds")
+            }
+            expiresIn = seconds
+        }
+        self.init(
+            accessToken: accessToken,
+            tokenType: tokenType,
+            expiresIn: expiresIn,
+            refreshToken: json["refresh_token"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 },
+            scopes: json["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) },
+            idToken: json["id_token"]?.stringValue,
+            instanceURL: json["instance_url"]?.stringValue,
+            identityURL: json["id"]?.stringValue,
+            issuedAt: json["issued_at"]?.numberValue.map { Date(timeIntervalSince1970: $0 / 1000) },
+            signature: json["signature"]?.stringValue)
+    }
+
+    /// An RFC 6749 §5.2 error in a JSON body, or in a form-encoded one (some servers, and Salesforce's
+    /// revocation endpoint, answer that way).
+    static func serverError(in response: HTTPResponse, json: JSONValue?) -> OAuthServerError? {
+        if let json, let code = json["error"]?.stringValue, !code.isEmpty {
+            return OAuthServerError(code: code, description: json["error_description"]?.stringValue,
+                                    uri: json["error_uri"]?.stringValue, httpStatus: response.status)
+        }
+        if response.mediaType == "application/x-www-form-urlencoded",
+           let pairs = FormURLEncoding.parse(Substring(response.bodyText)),
+           let code = pairs.first(where: { $0.name == "error" })?.value, !code.isEmpty {
+            return OAuthServerError(code: code, description: pairs.first(where: { $0.name == "error_description" })?.value,
+                                    uri: pairs.first(where: { $0.name == "error_uri" })?.value, httpStatus: response.status)
+        }
+        return nil
+    }
+
+    /// A short description of a body for error messages, never its full content (it might hold secrets):
+    /// "an empty body", "an HTML page (title: Bad Gateway)", "a text/plain body of 120 bytes".
+    static func describe(_ response: HTTPResponse) -> String {
+        if response.body.isEmpty { return "an empty body" }
+        let text = response.bodyText
+        if response.mediaType == "text/html" || text.lowercased().contains("<html") {
+            if let title = htmlTitle(text) { return "an HTML page (title: \(title))" }
+            return "an HTML page"
+        }
+        return "a \(response.mediaType ?? "untyped") body of \(response.body.count) bytes"
+    }
+
+    private static func htmlTitle(_ html: String) -> String? {
+        for (open, close) in [("<title>", "</title>"), ("<TITLE>", "</TITLE>")] {
+            guard let start = html.firstRange(of: open), let end = html[start.upperBound...].firstRange(of: close) else {
+                continue
+            }
+            let title = html[start.upperBound..<end.lowerBound].split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            return title.isEmpty ? nil : String(title.prefix(100))
+        }
+        return nil
+    }
+}
