@@ -1,0 +1,222 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Synchronization
+import SFAuthCore
+
+/// Runs a browser sign-in (after `SFOAuthCoordinator`): binds a loopback listener, opens the
+/// browser at the authorization endpoint, catches the redirect, exchanges the code over the
+/// `HTTPClient` (PKCE, `state`), stores the credentials and tells its delegate each step.
+///
+/// ```swift
+/// let coordinator = OAuthCoordinator(configuration: .init(server: server, client: client), delegate: self,
+///                                    store: try FileCredentialStore(environment: environment))
+/// let credentials = try await coordinator.authenticate()
+/// ```
+public final class OAuthCoordinator: Sendable {
+    /// What to sign in to, and how.
+    public struct Configuration: Sendable {
+        /// The authorization server.
+        public var server: AuthorizationServer
+        /// The client, its scopes and its redirect.
+        public var client: ClientConfiguration
+        /// How long to wait for the browser's redirect. Default: 5 minutes.
+        public var timeout: Duration
+        /// Opens the browser; `nil` means never open one and only show the URL (`--no-browser`).
+        /// Default: `SystemBrowserLauncher()` (xdg-open, honouring `$BROWSER`).
+        public var browserLauncher: (any BrowserLauncher)?
+
+        /// Creates a configuration.
+        public init(server: AuthorizationServer, client: ClientConfiguration, timeout: Duration = .seconds(300),
+                    browserLauncher: (any BrowserLauncher)? = SystemBrowserLauncher()) {
+            self.server = server
+            self.client = client
+            self.timeout = timeout
+            self.browserLauncher = browserLauncher
+        }
+    }
+
+    /// The configuration this coordinator was created with.
+    public let configuration: Configuration
+    /// Receives the flow's callbacks. Held weakly, as `SFOAuthCoordinator` does.
+    public var delegate: (any OAuthCoordinatorDelegate)? { state.withLock { $0.delegate.value } }
+
+    private let httpClient: any HTTPClient
+    private let store: (any CredentialStore)?
+    private let now: @Sendable () -> Date
+    private let state = Mutex(FlowState())
+
+    private struct FlowState: ~Copyable {
+        var delegate = WeakDelegate()
+        var listener: LoopbackListener?
+        var cancelled = false
+    }
+
+    /// Creates a coordinator.
+    ///
+    /// - Parameters:
+    ///   - httpClient: sends the token request. Default: `CurlHTTPClient()`.
+    ///   - store: where successful credentials are saved before `didAuthenticate`; `nil` keeps them in memory only.
+    ///   - now: the clock used to compute expiry. Default: the system clock.
+    public init(configuration: Configuration, delegate: (any OAuthCoordinatorDelegate)?,
+                httpClient: any HTTPClient = CurlHTTPClient(), store: (any CredentialStore)? = nil,
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.configuration = configuration
+        self.httpClient = httpClient
+        self.store = store
+        self.now = now
+        state.withLock { $0.delegate = WeakDelegate(delegate) }
+    }
+
+    /// Runs the browser sign-in and returns the credentials; the delegate hears the same outcome.
+    ///
+    /// Ends with `OAuthError.cancelled` on task cancellation or `cancel()`, and `OAuthError.timedOut`
+    /// when no redirect arrives within `configuration.timeout`; the listener is closed in every case.
+    /// On failure nothing stored is changed.
+    public func authenticate() async throws(OAuthError) -> OAuthCredentials {
+        let info = AuthInfo(authType: .browser)
+        state.withLock { $0.cancelled = false }
+        delegate?.oauthCoordinator(self, willBeginAuthenticationWith: info)
+        do {
+            let credentials = try await runBrowserFlow(info: info)
+            delegate?.oauthCoordinator(self, didAuthenticate: credentials, info: info)
+            return credentials
+        } catch {
+            delegate?.oauthCoordinator(self, didFailWith: error, info: info)
+            throw error
+        }
+    }
+
+    /// Stops a flow in progress: the listener closes and `authenticate()` throws `OAuthError.cancelled`.
+    /// Safe to call from any thread, at any time.
+    public func cancel() {
+        let listener = state.withLock { state -> LoopbackListener? in
+            state.cancelled = true
+            return state.listener
+        }
+        listener?.cancel()
+    }
+
+    /// Same as `cancel()`; the name `SFOAuthCoordinator` uses.
+    public func stopAuthentication() { cancel() }
+
+    // MARK: - The flow
+
+    private func runBrowserFlow(info: AuthInfo) async throws(OAuthError) -> OAuthCredentials {
+        try configuration.server.validate()
+        try configuration.client.redirect.validate()
+
+        // Bind first: the redirect URI names the port actually bound (RFC 8252 §7.3).
+        let redirect = configuration.client.redirect
+        let listener = try LoopbackListener(configuration: .init(host: redirect.host, port: redirect.port, callbackPath: redirect.path))
+        let cancelledEarly = state.withLock { state -> Bool in
+            state.listener = listener
+            return state.cancelled
+        }
+        defer {
+            listener.cancel()
+            state.withLock { $0.listener = nil }
+        }
+        if cancelledEarly || Task.isCancelled { throw .cancelled }
+
+        var random = SystemRandomNumberGenerator()
+        let request = AuthorizationRequest(server: configuration.server, client: configuration.client,
+                                           redirectURI: listener.redirectURI, using: &random)
+        present(request.url, redirectURI: listener.redirectURI, info: info)
+
+        let outcome: CallbackOutcome
+        do {
+            outcome = try await listener.waitForCallback(expectedState: request.state, timeout: configuration.timeout)
+        } catch let error as OAuthError {
+            throw error
+        } catch {
+            throw Task.isCancelled ? .cancelled : .configuration("the loopback listener failed: \(error)")
+        }
+
+        switch outcome {
+        case .denied(let serverError):
+            let error = OAuthError.authorizationDenied(serverError)
+            await listener.finish(.failed(message: error.description))
+            throw error
+        case .rejected(let reason):
+            // The listener answers rejected requests itself and keeps waiting; it never returns one.
+            await listener.finish(.failed(message: reason))
+            throw .invalidServerResponse("the redirect was not usable: \(reason)")
+        case .authorized(let response):
+            delegate?.oauthCoordinator(self, didReceiveAuthorizationCodeWith: info)
+            do {
+                let credentials = try await exchange(response, for: request)
+                try store?.save(credentials)
+                await listener.finish(.signedIn(detail: credentials.username ?? credentials.identifier))
+                return credentials
+            } catch {
+                await listener.finish(.failed(message: error.description))
+                throw error
+            }
+        }
+    }
+
+    /// Hands the URL to the delegate, then to the browser launcher; a launch failure is not fatal.
+    private func present(_ url: String, redirectURI: String, info: AuthInfo) {
+        let presentation = delegate?.oauthCoordinator(self, willOpenBrowserAt: url, redirectURI: redirectURI, info: info) ?? .openBrowser
+        guard presentation == .openBrowser else { return }
+        guard let launcher = configuration.browserLauncher else {
+            notifyBrowserNotOpened(url, reason: .browserDisabled, info: info)
+            return
+        }
+        do {
+            try launcher.open(url)
+        } catch {
+            notifyBrowserNotOpened(url, reason: .launchFailed("\(error)"), info: info)
+        }
+    }
+
+    private func notifyBrowserNotOpened(_ url: String, reason: BrowserNotOpenedReason, info: AuthInfo) {
+        if let delegate {
+            delegate.oauthCoordinator(self, browserNotOpenedFor: url, reason: reason, info: info)
+        } else {
+            // Without a delegate the user must still see the URL: use the default implementation's output.
+            SilentDelegate().oauthCoordinator(self, browserNotOpenedFor: url, reason: reason, info: info)
+        }
+    }
+
+    /// Exchanges the code (RFC 6749 §4.1.3) and turns the response into credentials.
+    private func exchange(_ response: AuthorizationResponse, for request: AuthorizationRequest) async throws(OAuthError) -> OAuthCredentials {
+        let httpResponse = try await send(TokenRequest.authorizationCode(response, for: request))
+        let tokens = try TokenResponse.decode(httpResponse, endpoint: request.server.tokenEndpoint)
+        return OAuthCredentials(response: tokens, request: request, now: now())
+    }
+
+    private func send(_ request: HTTPRequest) async throws(OAuthError) -> HTTPResponse {
+        do {
+            return try await httpClient.send(request)
+        } catch let error as HTTPTransportError {
+            throw OAuthError(transport: error)
+        } catch is CancellationError {
+            throw .cancelled
+        } catch {
+            throw .network("\(error)")
+        }
+    }
+}
+
+extension OAuthError {
+    /// Maps a transport failure to the error the caller acts on.
+    init(transport error: HTTPTransportError) {
+        switch error.kind {
+        case .insecureURL, .unavailable: self = .configuration(error.message)
+        default: self = .network(error.message)
+        }
+    }
+}
+
+/// A weak reference that can live inside the coordinator's lock.
+private struct WeakDelegate: @unchecked Sendable {
+    weak var value: (any OAuthCoordinatorDelegate)?
+    init(_ value: (any OAuthCoordinatorDelegate)? = nil) { self.value = value }
+}
+
+/// A delegate with only the default implementations.
+private final class SilentDelegate: OAuthCoordinatorDelegate {}

@@ -1,0 +1,30 @@
+import SFAuthCore
+
+/// Keeps credentials between runs, keyed by account identifier, and remembers the default account.
+///
+/// Implementations must leave stored credentials untouched when an operation fails, and report a
+/// store they cannot read as `OAuthError.storage` — never as "nothing stored".
+public protocol CredentialStore: Sendable {
+    /// The credentials stored for `identifier`, or `nil` when there are none.
+    func load(identifier: String) throws(OAuthError) -> OAuthCredentials?
+    /// Stores `credentials` under their identifier, replacing what was there; the first account
+    /// stored becomes the default.
+    func save(_ credentials: OAuthCredentials) throws(OAuthError)
+    /// Forgets the credentials for `identifier`; no error when there were none. When it was the
+    /// default, the first remaining account (in identifier order) becomes the default.
+    func delete(identifier: String) throws(OAuthError)
+    /// The identifiers of all stored accounts, sorted.
+    func identifiers() throws(OAuthError) -> [String]
+    /// The default account's identifier, if one is set.
+    func defaultIdentifier() throws(OAuthError) -> String?
+    /// Makes `identifier` the default account.
+    func setDefault(_ identifier: String) throws(OAuthError)
+}
+
+extension CredentialStore {
+    /// The default account's credentials, or `nil` when nothing is stored.
+    public func loadDefault() throws(OAuthError) -> OAuthCredentials? {
+        guard let identifier = try defaultIdentifier() else { return nil }
+        return try load(identifier: identifier)
+    }
+}

@@ -1,0 +1,153 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import SFAuthCore
+
+/// Credentials as JSON files in a private directory.
+///
+/// Layout of the directory (0700):
+/// - `accounts/<percent-encoded identifier>.json` — one account's credentials (0600);
+/// - `default` — the default account's identifier;
+/// - `.lock` — held with `flock` by every writer; readers need no lock because writes are atomic.
+///
+/// Reading the default account is two small file reads and no lock, which keeps `sfauth token` fast.
+public struct FileCredentialStore: CredentialStore {
+    /// The directory, e.g. `~/.local/share/sfauth`.
+    public let directory: String
+
+    /// Uses `directory`, which is created (0700) on the first write.
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    /// Uses the directory `StoreLocation` picks for `environment`.
+    public init(environment: [String: String]) throws(OAuthError) {
+        self.init(directory: try StoreLocation.credentialsDirectory(environment: environment))
+    }
+
+    var accountsDirectory: String { directory + "/accounts" }
+    var defaultFile: String { directory + "/default" }
+    var lockFile: String { directory + "/.lock" }
+
+    /// The file holding an account's credentials.
+    public func path(for identifier: String) -> String {
+        accountsDirectory + "/" + FormURLEncoding.encode(identifier) + ".json"
+    }
+
+    public func load(identifier: String) throws(OAuthError) -> OAuthCredentials? {
+        let path = path(for: identifier)
+        let bytes: [UInt8]?
+        do { bytes = try POSIXFile.read(path) } catch { throw .storage("\(error)") }
+        guard let bytes else { return nil }
+        return try Self.decode(bytes, path: path)
+    }
+
+    public func save(_ credentials: OAuthCredentials) throws(OAuthError) {
+        try locked { () throws(POSIXFile.Failure) in
+            try POSIXFile.makePrivateDirectory(accountsDirectory)
+            try POSIXFile.writeAtomically(Self.encode(credentials), to: path(for: credentials.identifier), directory: accountsDirectory)
+            if try readDefault() == nil {
+                try POSIXFile.writeAtomically(Array((credentials.identifier + "\n").utf8), to: defaultFile, directory: directory)
+            }
+        }
+    }
+
+    public func delete(identifier: String) throws(OAuthError) {
+        try locked { () throws(POSIXFile.Failure) in
+            try POSIXFile.remove(path(for: identifier), directory: accountsDirectory)
+            guard try readDefault() == identifier else { return }
+            if let next = try listIdentifiers().first {
+                try POSIXFile.writeAtomically(Array((next + "\n").utf8), to: defaultFile, directory: directory)
+            } else {
+                try POSIXFile.remove(defaultFile, directory: directory)
+            }
+        }
+    }
+
+    public func identifiers() throws(OAuthError) -> [String] {
+        do { return try listIdentifiers() } catch { throw .storage("\(error)") }
+    }
+
+    public func defaultIdentifier() throws(OAuthError) -> String? {
+        do { return try readDefault() } catch { throw .storage("\(error)") }
+    }
+
+    public func setDefault(_ identifier: String) throws(OAuthError) {
+        guard try load(identifier: identifier) != nil else {
+            throw .loginRequired("there is no stored account '\(identifier)'")
+        }
+        try locked { () throws(POSIXFile.Failure) in
+            try POSIXFile.writeAtomically(Array((identifier + "\n").utf8), to: defaultFile, directory: directory)
+        }
+    }
+
+    // MARK: - File format
+
+    static func encode(_ credentials: OAuthCredentials) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .secondsSince1970
+        // Encoding a value made of strings, numbers and dates cannot fail.
+        return Array(try! encoder.encode(credentials)) + [UInt8(ascii: "\n")]
+    }
+
+    static func decode(_ bytes: [UInt8], path: String) throws(OAuthError) -> OAuthCredentials {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        do {
+            return try decoder.decode(OAuthCredentials.self, from: Data(bytes))
+        } catch {
+            throw .storage("\(path) is not a valid credentials file (\(Self.reason(error))); move it away and log in again")
+        }
+    }
+
+    private static func reason(_ error: Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): return "missing '\(key.stringValue)'"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            return "wrong type at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
+        case DecodingError.dataCorrupted: return "not JSON"
+        default: return "unreadable"
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func locked(_ body: () throws(POSIXFile.Failure) -> Void) throws(OAuthError) {
+        do {
+            try POSIXFile.makePrivateDirectory(directory)
+            try POSIXFile.withExclusiveLock(lockFile, body).get()
+        } catch let failure as POSIXFile.Failure {
+            throw .storage("\(failure)")
+        } catch {
+            throw .storage("\(error)")
+        }
+    }
+
+    private func readDefault() throws(POSIXFile.Failure) -> String? {
+        guard let bytes = try POSIXFile.read(defaultFile) else { return nil }
+        let identifier = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init)
+        return identifier?.isEmpty == false ? identifier : nil
+    }
+
+    private func listIdentifiers() throws(POSIXFile.Failure) -> [String] {
+        guard let stream = opendir(accountsDirectory) else {
+            if errno == ENOENT { return [] }
+            throw POSIXFile.Failure(operation: "cannot list", path: accountsDirectory, code: errno)
+        }
+        defer { closedir(stream) }
+        var identifiers = [String]()
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            guard !name.hasPrefix("."), name.hasSuffix(".json"),
+                  let identifier = FormURLEncoding.decode(name.dropLast(5)) else { continue }
+            identifiers.append(identifier)
+        }
+        return identifiers.sorted()
+    }
+}

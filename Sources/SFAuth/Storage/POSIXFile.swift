@@ -1,0 +1,119 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Small wrappers over POSIX file calls: whole-file reads, atomic writes and `flock`.
+/// Each throws `POSIXFile.Failure` with the call, the path and `strerror(errno)`.
+enum POSIXFile {
+    struct Failure: Error, CustomStringConvertible {
+        var operation: String
+        var path: String
+        var code: Int32
+        var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
+    }
+
+    /// The whole file, or `nil` when it does not exist.
+    static func read(_ path: String, limit: Int = 1 << 20) throws(Failure) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw Failure(operation: "cannot open", path: path, code: errno)
+        }
+        defer { close(fd) }
+        var bytes = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Failure(operation: "cannot read", path: path, code: errno)
+            }
+            if count == 0 { return bytes }
+            bytes += chunk[0..<count]
+            if bytes.count > limit { throw Failure(operation: "file too large:", path: path, code: EFBIG) }
+        }
+    }
+
+    /// Writes `bytes` to `path` so that readers see either the old or the new complete file:
+    /// a new temporary file (mode 0600, `O_EXCL`) in the same directory, `fsync`, `rename`, then
+    /// `fsync` of the directory so the rename itself survives a crash.
+    static func writeAtomically(_ bytes: [UInt8], to path: String, directory: String) throws(Failure) {
+        var random = SystemRandomNumberGenerator()
+        let temporary = "\(directory)/.\(basename(path)).\(getpid()).\(random.next() & 0xFFFF_FFFF).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure(operation: "cannot create", path: temporary, code: errno) }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                close(fd)
+                unlink(temporary)
+                throw Failure(operation: "cannot write", path: temporary, code: code)
+            }
+            written += count
+        }
+        if fsync(fd) != 0 {
+            let code = errno
+            close(fd)
+            unlink(temporary)
+            throw Failure(operation: "cannot sync", path: temporary, code: code)
+        }
+        close(fd)
+        if rename(temporary, path) != 0 {
+            let code = errno
+            unlink(temporary)
+            throw Failure(operation: "cannot replace", path: path, code: code)
+        }
+        syncDirectory(directory)
+    }
+
+    /// Removes a file; no error when it does not exist.
+    static func remove(_ path: String, directory: String) throws(Failure) {
+        if unlink(path) != 0 && errno != ENOENT { throw Failure(operation: "cannot remove", path: path, code: errno) }
+        syncDirectory(directory)
+    }
+
+    /// Creates a directory (and missing parents) with mode 0700, and tightens an existing one to 0700.
+    static func makePrivateDirectory(_ path: String) throws(Failure) {
+        var partial = ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            partial += "/" + component
+            if mkdir(partial, 0o700) != 0 && errno != EEXIST {
+                throw Failure(operation: "cannot create directory", path: partial, code: errno)
+            }
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw Failure(operation: "cannot inspect", path: path, code: errno) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw Failure(operation: "not a directory:", path: path, code: ENOTDIR) }
+        if info.st_mode & 0o077 != 0 && info.st_uid == getuid() { _ = chmod(path, 0o700) }
+    }
+
+    /// Runs `body` holding an exclusive `flock` on `lockPath` (created 0600 when missing). The lock is
+    /// on a separate file because `rename` replaces the data files' inodes; it is released when the
+    /// descriptor closes, also when the process dies.
+    static func withExclusiveLock<T, E: Error>(_ lockPath: String, _ body: () throws(E) -> T) throws(Failure) -> Result<T, E> {
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure(operation: "cannot open lock file", path: lockPath, code: errno) }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            if errno != EINTR { throw Failure(operation: "cannot lock", path: lockPath, code: errno) }
+        }
+        do { return .success(try body()) } catch { return .failure(error) }
+    }
+
+    private static func syncDirectory(_ directory: String) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
+    }
+
+    private static func basename(_ path: String) -> Substring {
+        path.split(separator: "/").last ?? Substring(path)
+    }
+}

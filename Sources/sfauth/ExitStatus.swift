@@ -1,0 +1,50 @@
+import SFAuth
+
+/// The exit statuses of every sfauth command, documented in the README and in `sfauth --help`.
+enum ExitStatus: Int32 {
+    /// The command did what was asked.
+    case success = 0
+    /// The credential store could not be read or written.
+    case storage = 1
+    /// Bad arguments or configuration.
+    case usage = 2
+    /// No usable credentials: run `sfauth login`.
+    case loginRequired = 3
+    /// The user cancelled, denied access, or did not finish in time.
+    case cancelled = 4
+    /// The authorization server refused (its error is shown).
+    case serverRefused = 5
+    /// No answer or an unusable answer from the server: retry later.
+    case network = 6
+
+    /// The status for an error, by what the user should do next.
+    init(_ error: OAuthError) {
+        switch error {
+        case .storage: self = .storage
+        default:
+            switch error.recovery {
+            case .fixConfiguration: self = .usage
+            case .logInAgain: self = .loginRequired
+            case .cancelledByUser: self = .cancelled
+            case .serverRefused: self = .serverRefused
+            case .retryLater: self = .network
+            }
+        }
+    }
+}
+
+/// An error that ends a command with a message (one line on stderr) and a status.
+struct CommandFailure: Error {
+    var message: String
+    var status: ExitStatus
+
+    init(_ error: OAuthError) {
+        message = error.description
+        status = ExitStatus(error)
+    }
+
+    init(usage message: String) {
+        self.message = message
+        status = .usage
+    }
+}

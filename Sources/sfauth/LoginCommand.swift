@@ -1,0 +1,149 @@
+import ArgumentParser
+import Dispatch
+import SFAuth
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `sfauth login`: signs in through the browser and stores the credentials.
+struct LoginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "login",
+        abstract: "Sign in through your browser and store the credentials.",
+        discussion: """
+            Opens your browser at the server's login page, waits for the redirect on this machine's \
+            loopback interface, exchanges the code for tokens (PKCE) and stores them. Progress goes to \
+            standard error. Salesforce (login.salesforce.com) is the default; use --authorize-url and \
+            --token-url for any other OAuth 2.0 server.
+
+            Examples:
+              sfauth login
+              sfauth login --sandbox
+              sfauth login --instance-url https://acme.my.salesforce.com --client-id 3MVG9...
+              sfauth login --authorize-url https://idp.example/authorize --token-url https://idp.example/token \\
+                           --client-id my-cli --scope "openid offline_access"
+              sfauth login --no-browser          # print the URL instead of opening a browser
+            """
+    )
+
+    @Flag(help: "Sign in to a Salesforce sandbox (test.salesforce.com).")
+    var sandbox = false
+
+    @Option(help: ArgumentHelp("Sign in through a Salesforce My Domain, e.g. https://acme.my.salesforce.com.", valueName: "url"))
+    var instanceURL: String?
+
+    @Option(help: ArgumentHelp("Authorization endpoint of a non-Salesforce server (needs --token-url).", valueName: "url"))
+    var authorizeURL: String?
+
+    @Option(help: ArgumentHelp("Token endpoint of a non-Salesforce server (needs --authorize-url).", valueName: "url"))
+    var tokenURL: String?
+
+    @Option(help: ArgumentHelp("The OAuth client id. Default for Salesforce: \(Salesforce.defaultClientId).", valueName: "id"))
+    var clientId: String?
+
+    @Option(name: .customLong("scope"), help: ArgumentHelp(
+        "Scopes to request, space-separated; repeatable. Default for Salesforce: \(Salesforce.defaultScopes.joined(separator: " ")).",
+        valueName: "scopes"))
+    var scopes: [String] = []
+
+    @Option(help: ArgumentHelp("Port for the redirect listener; 0 picks a free one. Default: 1717 for Salesforce, 0 otherwise.", valueName: "port"))
+    var port: UInt16?
+
+    @Option(help: ArgumentHelp("Path of the redirect URI. Default: /OauthRedirect for Salesforce, /callback otherwise.", valueName: "path"))
+    var callbackPath: String?
+
+    @Option(help: ArgumentHelp("Host of the redirect URI: 127.0.0.1, [::1] or localhost. Default: localhost for Salesforce, 127.0.0.1 otherwise.",
+                               valueName: "host"))
+    var callbackHost: String?
+
+    @Option(help: ArgumentHelp("Command that opens the URL instead of xdg-open; the URL is appended or replaces %s.", valueName: "command"))
+    var browserCommand: String?
+
+    @Flag(help: "Do not open a browser; print the URL to open instead.")
+    var noBrowser = false
+
+    @Option(help: ArgumentHelp("Seconds to wait for the browser's redirect.", valueName: "seconds"))
+    var timeout: Int = 300
+
+    func validate() throws {
+        if (authorizeURL == nil) != (tokenURL == nil) {
+            throw ValidationError("--authorize-url and --token-url go together; give both.")
+        }
+        if authorizeURL != nil && (sandbox || instanceURL != nil) {
+            throw ValidationError("--sandbox and --instance-url are for Salesforce; they cannot be combined with --authorize-url.")
+        }
+        if sandbox && instanceURL != nil {
+            throw ValidationError("Give either --sandbox or --instance-url, not both.")
+        }
+        if authorizeURL != nil && clientId == nil {
+            throw ValidationError("--client-id is required with --authorize-url.")
+        }
+        if timeout <= 0 { throw ValidationError("--timeout must be a positive number of seconds.") }
+        if noBrowser && browserCommand != nil { throw ValidationError("--no-browser and --browser-command exclude each other.") }
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let store: FileCredentialStore
+        let launcher: (any BrowserLauncher)?
+        do {
+            store = try FileCredentialStore(environment: environment)
+            launcher = try makeBrowserLauncher(environment: environment)
+        } catch let error as OAuthError {
+            throw CommandFailure(error)
+        }
+
+        let reporter = LoginProgressReporter(store: store, timeoutSeconds: timeout)
+        let coordinator = OAuthCoordinator(
+            configuration: .init(server: server, client: client, timeout: .seconds(timeout), browserLauncher: launcher),
+            delegate: reporter, store: store)
+        let interrupts = InterruptHandler { coordinator.cancel() }
+        defer { interrupts.stop() }
+
+        do {
+            _ = try await coordinator.authenticate()
+        } catch {
+            throw CommandFailure(error)
+        }
+    }
+
+    // MARK: - Building the configuration from the flags
+
+    private var isSalesforce: Bool { authorizeURL == nil }
+
+    private var server: AuthorizationServer {
+        if let authorizeURL, let tokenURL {
+            return AuthorizationServer(authorizationEndpoint: authorizeURL, tokenEndpoint: tokenURL)
+        }
+        return Salesforce.server(loginHost: instanceURL ?? (sandbox ? Salesforce.sandboxLoginHost : Salesforce.productionLoginHost))
+    }
+
+    private var client: ClientConfiguration {
+        let defaults = isSalesforce ? Salesforce.defaultRedirect : RedirectConfiguration()
+        let requested = scopes.flatMap { $0.split(separator: " ").map(String.init) }
+        return ClientConfiguration(
+            clientId: clientId ?? Salesforce.defaultClientId,
+            scopes: requested.isEmpty && isSalesforce ? Salesforce.defaultScopes : requested,
+            redirect: RedirectConfiguration(host: callbackHost ?? defaults.host, port: port ?? defaults.port,
+                                            path: callbackPath ?? defaults.path))
+    }
+
+    private func makeBrowserLauncher(environment: [String: String]) throws(OAuthError) -> (any BrowserLauncher)? {
+        if noBrowser { return nil }
+        guard let browserCommand else { return SystemBrowserLauncher(environment: environment) }
+        do {
+            let argv = try splitCommandLine(browserCommand)
+            guard !argv.isEmpty else { throw OAuthError.configuration("--browser-command is empty") }
+            return SystemBrowserLauncher(command: argv, environment: environment)
+        } catch let error as OAuthError {
+            throw error
+        } catch {
+            throw .configuration("--browser-command: \(error)")
+        }
+    }
+}

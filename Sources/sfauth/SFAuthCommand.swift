@@ -1,0 +1,49 @@
+import ArgumentParser
+import SFAuth
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The root command: `sfauth <subcommand>`.
+struct SFAuthCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sfauth",
+        abstract: "Browser login for command-line programs: sign in once, then get tokens in scripts.",
+        discussion: """
+            Salesforce is the default provider; any OAuth 2.0 / OpenID Connect server works with \
+            --authorize-url and --token-url.
+
+            Examples:
+              sfauth login                      # sign in to Salesforce in your browser
+              curl -H "Authorization: Bearer $(sfauth token)" "$URL"
+              sfauth logout
+
+            Exit codes: 0 success, 1 credential store error, 2 usage or configuration error, \
+            3 login required, 4 cancelled or timed out, 5 refused by the server, 6 network or server failure.
+            """,
+        version: "0.1.0",
+        subcommands: [LoginCommand.self, TokenCommand.self, LogoutCommand.self]
+    )
+
+    /// Parses the arguments, runs the command and exits with the documented status. Usage errors
+    /// exit with 2 (not ArgumentParser's 64), so every usage or configuration problem shares one code.
+    static func runAndExit() async -> Never {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+            Glibc.exit(ExitStatus.success.rawValue)
+        } catch let failure as CommandFailure {
+            StandardError.line("sfauth: \(failure.message)")
+            Glibc.exit(failure.status.rawValue)
+        } catch {
+            if exitCode(for: error) == .success { self.exit(withError: error) }  // --help, --version
+            if let code = error as? ExitCode { Glibc.exit(code.rawValue) }
+            StandardError.line(fullMessage(for: error))
+            Glibc.exit(ExitStatus.usage.rawValue)
+        }
+    }
+}

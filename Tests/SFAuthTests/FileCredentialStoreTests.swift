@@ -1,0 +1,135 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import SFAuth
+import Testing
+
+@Suite struct FileCredentialStoreTests {
+    let directory: String
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.path + "/sfauth-store-" + UUID().uuidString
+    }
+
+    func credentials(user: String, token: String = "at", expiresAt: Date? = nil) -> OAuthCredentials {
+        let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/authorize", tokenEndpoint: "https://idp.example/token")
+        let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "c", scopes: ["api"]),
+                                           redirectURI: "http://127.0.0.1:1/callback", state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
+        let payload = Base64URL.encode(Array(#"{"sub":"\#(user)"}"#.utf8))
+        var credentials = OAuthCredentials(response: TokenResponse(accessToken: token, refreshToken: "rt", idToken: "h.\(payload).s"),
+                                           request: request, now: Date(timeIntervalSince1970: 1_700_000_000))
+        credentials.expiresAt = expiresAt
+        return credentials
+    }
+
+    func mode(_ path: String) -> mode_t {
+        var info = stat()
+        stat(path, &info)
+        return info.st_mode & 0o777
+    }
+
+    @Test func roundTripWithPrivatePermissions() throws {
+        let store = FileCredentialStore(directory: directory)
+        let alice = credentials(user: "alice", expiresAt: Date(timeIntervalSince1970: 1_700_003_600))
+        try store.save(alice)
+        #expect(try store.load(identifier: alice.identifier) == alice)
+        #expect(try store.loadDefault() == alice)
+        #expect(mode(directory) == 0o700)
+        #expect(mode(directory + "/accounts") == 0o700)
+        #expect(mode(store.path(for: alice.identifier)) == 0o600)
+        // No temporary files are left behind.
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory + "/accounts")
+        #expect(names == ["idp.example%2Falice.json"])
+    }
+
+    @Test func emptyStoreHasNothing() throws {
+        let store = FileCredentialStore(directory: directory)
+        #expect(try store.loadDefault() == nil)
+        #expect(try store.identifiers() == [])
+        #expect(throws: OAuthError.self) { try StoredToken.current(in: store, now: Date()) }
+    }
+
+    @Test func sameAccountTwiceIsOneAccount() throws {
+        let store = FileCredentialStore(directory: directory)
+        try store.save(credentials(user: "alice", token: "first"))
+        try store.save(credentials(user: "alice", token: "second"))
+        #expect(try store.identifiers() == ["idp.example/alice"])
+        #expect(try store.loadDefault()?.accessToken == "second")
+    }
+
+    @Test func firstAccountIsDefaultAndLogoutSelectsFirstRemaining() throws {
+        let store = FileCredentialStore(directory: directory)
+        try store.save(credentials(user: "carol"))
+        try store.save(credentials(user: "alice"))
+        try store.save(credentials(user: "bob"))
+        #expect(try store.defaultIdentifier() == "idp.example/carol")
+        try store.delete(identifier: "idp.example/carol")
+        #expect(try store.defaultIdentifier() == "idp.example/alice")
+        try store.delete(identifier: "idp.example/bob")
+        #expect(try store.defaultIdentifier() == "idp.example/alice")
+        try store.delete(identifier: "idp.example/alice")
+        #expect(try store.defaultIdentifier() == nil)
+        try store.delete(identifier: "idp.example/nobody")
+    }
+
+    @Test func corruptFileIsAClearErrorAndIsKept() throws {
+        let store = FileCredentialStore(directory: directory)
+        let alice = credentials(user: "alice")
+        try store.save(alice)
+        let path = store.path(for: alice.identifier)
+        try Data("{\"accessToken\": 12".utf8).write(to: URL(fileURLWithPath: path))
+        let error = #expect(throws: OAuthError.self) { try store.loadDefault() }
+        guard case .storage(let message) = error else {
+            Issue.record("expected a storage error, got \(String(describing: error))")
+            return
+        }
+        #expect(message.contains(path))
+        #expect(message.contains("log in again"))
+        #expect(FileManager.default.contents(atPath: path) == Data("{\"accessToken\": 12".utf8))
+        // A token request reports the same error rather than "not signed in".
+        #expect(throws: OAuthError.storage(message)) { try StoredToken.current(in: store, now: Date()) }
+    }
+
+    @Test func unreadableStoreIsAnError() throws {
+        // The accounts directory is a file: every read fails with an OS error, not "nothing stored".
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: directory + "/accounts"))
+        try Data("idp.example/alice\n".utf8).write(to: URL(fileURLWithPath: directory + "/default"))
+        let store = FileCredentialStore(directory: directory)
+        #expect(throws: OAuthError.self) { try store.loadDefault() }
+        #expect(throws: OAuthError.self) { try store.save(credentials(user: "alice")) }
+    }
+
+    @Test func expiredTokenIsLoginRequired() throws {
+        let store = FileCredentialStore(directory: directory)
+        try store.save(credentials(user: "alice", expiresAt: Date(timeIntervalSince1970: 1000)))
+        let error = #expect(throws: OAuthError.self) { try StoredToken.current(in: store, now: Date(timeIntervalSince1970: 2000)) }
+        #expect(error?.recovery == .logInAgain)
+        #expect(try StoredToken.current(in: store, now: Date(timeIntervalSince1970: 900)).accessToken == "at")
+    }
+
+    @Test func concurrentWritersLoseNothingAndLeaveValidFiles() async throws {
+        let store = FileCredentialStore(directory: directory)
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<40 {
+                group.addTask { try? store.save(self.credentials(user: "user\(index % 8)", token: "t\(index)")) }
+            }
+        }
+        #expect(try store.identifiers().count == 8)
+        for identifier in try store.identifiers() { #expect(try store.load(identifier: identifier) != nil) }
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory + "/accounts")
+        #expect(names.allSatisfy { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
+    }
+
+    @Test func locationFollowsXDG() throws {
+        #expect(try StoreLocation.credentialsDirectory(environment: ["SFAUTH_HOME": "/x", "HOME": "/h"]) == "/x")
+        #expect(try StoreLocation.credentialsDirectory(environment: ["XDG_DATA_HOME": "/d", "HOME": "/h"]) == "/d/sfauth")
+        #expect(try StoreLocation.credentialsDirectory(environment: ["XDG_DATA_HOME": "rel", "HOME": "/h"]) == "/h/.local/share/sfauth")
+        #expect(throws: OAuthError.self) { try StoreLocation.credentialsDirectory(environment: [:]) }
+    }
+}
