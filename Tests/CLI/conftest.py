@@ -35,7 +35,10 @@ class Sfauth:
         self.server = server
         self.home = tmp_path / "home"
         self.browser_log = tmp_path / "browser.json"
-        self.env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+        # No desktop: xdg-open then runs $BROWSER.
+        desktop = ("DISPLAY", "WAYLAND_DISPLAY", "XDG_CURRENT_DESKTOP", "DESKTOP_SESSION", "KDE_FULL_SESSION",
+                   "GNOME_DESKTOP_SESSION_ID", "MATE_DESKTOP_SESSION_ID")
+        self.env = {k: v for k, v in os.environ.items() if k not in desktop}
         self.env.update({
             "SFAUTH_HOME": str(self.home),
             "BROWSER": server["SFAUTH_TEST_BROWSER"],

@@ -37,8 +37,11 @@ struct TestEnvironment {
     /// which reports what it saw into `log` (a JSON file).
     func browserEnvironment(action: String = "approve", forge: Bool = false, log: String) throws -> [String: String] {
         var environment = variables
-        environment["DISPLAY"] = nil
-        environment["WAYLAND_DISPLAY"] = nil
+        // No desktop: xdg-open then runs $BROWSER.
+        for name in ["DISPLAY", "WAYLAND_DISPLAY", "XDG_CURRENT_DESKTOP", "DESKTOP_SESSION", "KDE_FULL_SESSION",
+                     "GNOME_DESKTOP_SESSION_ID", "MATE_DESKTOP_SESSION_ID"] {
+            environment[name] = nil
+        }
         environment["BROWSER"] = try value("SFAUTH_TEST_BROWSER")
         environment["SFAUTH_TEST_BROWSER_ACTION"] = action
         environment["SFAUTH_TEST_BROWSER_FORGE"] = forge ? "1" : "0"

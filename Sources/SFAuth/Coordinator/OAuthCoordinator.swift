@@ -126,14 +126,7 @@ public final class OAuthCoordinator: Sendable {
                                            redirectURI: listener.redirectURI, using: &random)
         present(request.url, redirectURI: listener.redirectURI, info: info)
 
-        let outcome: CallbackOutcome
-        do {
-            outcome = try await listener.waitForCallback(expectedState: request.state, timeout: configuration.timeout)
-        } catch let error as OAuthError {
-            throw error
-        } catch {
-            throw Task.isCancelled ? .cancelled : .configuration("the loopback listener failed: \(error)")
-        }
+        let outcome = try await listener.waitForCallback(expectedState: request.state, timeout: configuration.timeout)
 
         switch outcome {
         case .denied(let serverError):

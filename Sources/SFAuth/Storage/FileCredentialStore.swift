@@ -122,8 +122,6 @@ public struct FileCredentialStore: CredentialStore {
         do {
             try POSIXFile.makePrivateDirectory(directory)
             try POSIXFile.withExclusiveLock(lockFile, body).get()
-        } catch let failure as POSIXFile.Failure {
-            throw .storage("\(failure)")
         } catch {
             throw .storage("\(error)")
         }

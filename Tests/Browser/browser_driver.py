@@ -1,0 +1,422 @@
+#!/usr/bin/env python
+"""Headless-Chromium "person" for sfauth's end-to-end tests (started by sfauth-test-browser).
+
+    browser_driver.py URL
+
+Opens URL in headless Chromium (Selenium, /usr/bin/chromedriver, a fresh temporary profile),
+signs in when a login form appears, then acts on the consent page:
+
+  SFAUTH_TEST_BROWSER_ACTION  approve (default): click "Authorize", wait until the browser is on
+                              the redirect URI's host:port and that page has loaded;
+                              deny: click "Cancel", same wait;
+                              login-only: stop once the page after the login form has loaded
+                              (e.g. the server's error page for an unregistered redirect URI).
+  SFAUTH_TEST_USERNAME / SFAUTH_TEST_PASSWORD   credentials (default: from the test server's env
+                              file, else alice / alice-password)
+  SFAUTH_TEST_BROWSER_FORGE=1 first send a forged GET <redirect_uri>?code=forged-code&state=forged-state
+                              (urllib, 5 s timeout) and record its status and body
+  SFAUTH_TEST_BROWSER_LOG     write the result JSON here (atomically: temp file + rename)
+  SFAUTH_TEST_BROWSER_SCREENSHOT  save a PNG of the final page here
+  SFAUTH_TEST_BROWSER_TIMEOUT hard limit in seconds (default 60): then the result is written
+                              with an error and Chromium is killed
+  SFAUTH_TEST_CHROMIUM / SFAUTH_TEST_CHROMEDRIVER  binaries (/usr/bin/chromium, /usr/bin/chromedriver)
+
+Result: {"ok", "action", "url", "final_url", "title", "page_text", "forged_status", "forged_body",
+"error", "seconds", "steps"}. Exit status 0 when ok.
+"""
+
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.error
+import urllib.parse
+import urllib.request
+
+START = time.monotonic()
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+os.environ["SE_OFFLINE"] = "true"  # Selenium Manager must never try to download a driver
+
+ACTIONS = ("approve", "deny", "login-only")
+
+
+def log(msg):
+    print(f"[{time.monotonic() - START:6.2f}s] {msg}", flush=True)
+
+
+def env_float(name, default):
+    try:
+        return float(os.environ.get(name, "") or default)
+    except ValueError:
+        return default
+
+
+def credentials():
+    user = os.environ.get("SFAUTH_TEST_USERNAME")
+    password = os.environ.get("SFAUTH_TEST_PASSWORD")
+    if user and password:
+        return user, password
+    # Fall back to the running test server's env file.
+    run_dir = os.environ.get("SFAUTH_TEST_RUN_DIR") or os.path.join(REPO, ".test-run", "server")
+    values = {}
+    try:
+        import shlex
+
+        with open(os.path.join(run_dir, "env")) as f:
+            for line in f:
+                if line.startswith("export ") and "=" in line:
+                    k, v = line[len("export "):].rstrip("\n").split("=", 1)
+                    values[k] = shlex.split(v)[0] if v else ""
+    except OSError:
+        pass
+    return (
+        user or values.get("SFAUTH_TEST_USERNAME", "alice"),
+        password or values.get("SFAUTH_TEST_PASSWORD", "alice-password"),
+    )
+
+
+class Result:
+    def __init__(self, url, action):
+        self.lock = threading.Lock()
+        self.written = False
+        self.data = {
+            "ok": False,
+            "action": action,
+            "url": url,
+            "final_url": None,
+            "title": None,
+            "page_text": None,
+            "forged_status": None,
+            "forged_body": None,
+            "error": None,
+            "seconds": None,
+            "steps": [],
+        }
+
+    def step(self, what):
+        log(what)
+        self.data["steps"].append(f"{time.monotonic() - START:.2f}s {what}")
+
+    def write(self):
+        """Write once (the first caller wins: normal end or the hard-limit timer)."""
+        with self.lock:
+            if self.written:
+                return False
+            self.written = True
+            self.data["seconds"] = round(time.monotonic() - START, 3)
+            text = json.dumps(self.data, indent=2)
+            path = os.environ.get("SFAUTH_TEST_BROWSER_LOG")
+            if path:
+                d = os.path.dirname(os.path.abspath(path))
+                os.makedirs(d, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=".browser-result-", suffix=".tmp", dir=d)
+                with os.fdopen(fd, "w") as f:
+                    f.write(text + "\n")
+                os.replace(tmp, path)
+            log("result: " + text)
+            return True
+
+
+def forge(result, url):
+    """Send GET <redirect_uri>?code=forged-code&state=forged-state before the real login."""
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+    redirect_uri = (query.get("redirect_uri") or [None])[0]
+    if not redirect_uri:
+        result.data["forged_body"] = "no redirect_uri in the authorization URL"
+        return
+    sep = "&" if urllib.parse.urlsplit(redirect_uri).query else "?"
+    target = redirect_uri + sep + "code=forged-code&state=forged-state"
+    result.step(f"forged request: GET {target}")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(target, timeout=5) as r:
+            status, body = r.status, r.read(4096)
+    except urllib.error.HTTPError as e:
+        status, body = e.code, e.read(4096)
+    except Exception as e:  # noqa: BLE001 - connection refused, timeout, ...
+        result.data["forged_body"] = None
+        result.data["forged_error"] = f"{type(e).__name__}: {e}"
+        result.step(f"forged request failed: {e}")
+        return
+    result.data["forged_status"] = status
+    result.data["forged_body"] = body.decode("utf-8", "replace")[:200]
+    result.step(f"forged request answered {status}")
+
+
+def kill_profile_processes(profile_dir):
+    """Kill any process still using our temporary profile (by pid; nothing else is touched)."""
+    if not profile_dir:
+        return
+    needle = profile_dir.encode()
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if needle in f.read():
+                    os.kill(int(name), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            pass
+
+
+def netloc_of(url):
+    try:
+        parts = urllib.parse.urlsplit(url)
+        return (parts.scheme, (parts.netloc or "").lower())
+    except ValueError:
+        return (None, None)
+
+
+def run(result, url, action, profile_dir, holder):
+    from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+    redirect_uri = (query.get("redirect_uri") or [None])[0]
+    target = netloc_of(redirect_uri) if redirect_uri else None
+    server = netloc_of(url)
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = os.environ.get("SFAUTH_TEST_CHROMIUM", "/usr/bin/chromium")
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile_dir}",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-extensions",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--password-store=basic",
+        "--window-size=1024,768",
+    ):
+        options.add_argument(arg)
+    # Never block inside WebDriver waiting for a page: get() and click() return at once and the
+    # loop below watches URL and document.readyState itself (a hung listener then ends in a
+    # result with the page as it is, not in a WebDriver timeout).
+    options.page_load_strategy = "none"
+    service = Service(
+        executable_path=os.environ.get("SFAUTH_TEST_CHROMEDRIVER", "/usr/bin/chromedriver"),
+        log_output=os.devnull,
+    )
+    result.step("starting chromium")
+    driver = webdriver.Chrome(options=options, service=service)
+    holder["driver"] = driver
+    result.step("chromium ready")
+
+    username, password = credentials()
+
+    def ready():
+        try:
+            return driver.execute_script("return document.readyState") == "complete"
+        except WebDriverException:
+            return False
+
+    def first(css):
+        found = driver.find_elements(By.CSS_SELECTOR, css)
+        return found[0] if found else None
+
+    def net_error_code():
+        """Chromium's own error page ("This site can't be reached ... ERR_CONNECTION_REFUSED")."""
+        try:
+            return driver.execute_script(
+                "var e = document.getElementById('main-frame-error') ||"
+                " (document.body && document.body.classList.contains('neterror') ? document.body : null);"
+                "if (!e) return null;"
+                "var m = (document.body.innerText || '').match(/\\bERR_[A-Z0-9_]+\\b/);"
+                "return m ? m[0] : 'net error';"
+            )
+        except WebDriverException:
+            return None
+
+    def on_target(current):
+        if current.startswith("chrome-error://"):
+            return False
+        here = netloc_of(current)
+        if target:
+            return here == target
+        return here[0] in ("http", "https") and here != server
+
+    def finish(ok, error=None):
+        result.data["ok"] = ok
+        if error:
+            result.data["error"] = error
+
+    try:
+        driver.get(url)
+    except WebDriverException as e:
+        # A page-load timeout or a redirect that cannot be loaded still leaves a page to inspect.
+        result.step(f"initial navigation: {type(e).__name__}: {str(e).splitlines()[0]}")
+
+    logged_in = False
+    consent_clicked = False
+    limit = env_float("SFAUTH_TEST_BROWSER_TIMEOUT", 60)
+    deadline = START + max(limit * 0.8, limit - 5)  # leave time to collect the page before the hard limit
+    while True:
+        if time.monotonic() > deadline:
+            finish(False, "timed out waiting for the flow to finish")
+            break
+        try:
+            current = driver.current_url
+            if current.startswith("chrome-error://"):
+                finish(False, f"the browser could not load the page (at {current})")
+                break
+            if on_target(current):
+                if ready():
+                    result.step(f"on the redirect target: {current}")
+                    net_error = net_error_code()
+                    if net_error:
+                        result.step(f"the redirect target could not be loaded: {net_error}")
+                        finish(False, f"the browser could not load {current}: {net_error}")
+                    elif action == "login-only":
+                        finish(True)  # the server redirected without asking anything
+                    elif consent_clicked or action == "approve":
+                        finish(True)
+                    else:
+                        finish(False, "redirected before the consent page could be denied")
+                    break
+            elif not ready():
+                pass
+            elif first("#login-error, .errornote"):
+                finish(False, "login rejected: " + first("#login-error, .errornote").text.strip())
+                break
+            elif first("input[name=password]") is not None and first("input[name=username]") is not None:
+                if logged_in:
+                    pass  # still on the login page (submitted; navigation pending)
+                else:
+                    user_field = first("input[name=username]")
+                    pass_field = first("input[name=password]")
+                    user_field.clear()
+                    user_field.send_keys(username)
+                    pass_field.clear()
+                    pass_field.send_keys(password)
+                    submit = first(
+                        "form button[type=submit], form input[type=submit], form button:not([type])"
+                    )
+                    result.step(f"login form: signing in as {username}")
+                    if submit is not None:
+                        submit.click()
+                    else:
+                        pass_field.submit()
+                    logged_in = True
+                    login_url = current
+            elif logged_in and action == "login-only" and current != login_url:
+                result.step(f"after login: {current}")
+                finish(True)
+                break
+            elif first("form#authorizationForm input[name=allow]") is not None and not consent_clicked:
+                if action == "login-only":
+                    result.step("consent page reached (login-only: stopping)")
+                    finish(True)
+                    break
+                if action == "approve":
+                    button = first("form#authorizationForm input[name=allow]")
+                else:
+                    button = first("form#authorizationForm input[type=submit]:not([name=allow])")
+                result.step(f"consent page: clicking {button.get_attribute('value')!r}")
+                button.click()
+                consent_clicked = True
+            elif first("h2") is not None and first("h2").text.strip().startswith("Error"):
+                error_text = first("h2").text.strip()
+                paragraph = first("h2 + p")
+                if paragraph is not None:
+                    error_text += ": " + paragraph.text.strip()
+                result.step(f"server error page: {error_text}")
+                finish(action == "login-only" and logged_in, None if action == "login-only" else
+                       f"server error page: {error_text}")
+                break
+        except WebDriverException as e:
+            # Stale elements while the page navigates, a slow load: look again.
+            log(f"retrying after {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        time.sleep(0.1)
+
+    try:
+        result.data["final_url"] = driver.current_url
+        result.data["title"] = driver.title
+        result.data["page_text"] = (
+            driver.execute_script("return document.body ? document.body.innerText : ''") or ""
+        )[:2000]
+    except WebDriverException as e:
+        log(f"could not read the final page: {e}")
+    shot = os.environ.get("SFAUTH_TEST_BROWSER_SCREENSHOT")
+    if shot:
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(shot)), exist_ok=True)
+            driver.save_screenshot(shot)
+        except (WebDriverException, OSError) as e:
+            log(f"screenshot failed: {e}")
+
+
+def main():
+    if len(sys.argv) < 2:
+        print("usage: browser_driver.py URL", file=sys.stderr)
+        return 2
+    url = sys.argv[1]
+    action = (os.environ.get("SFAUTH_TEST_BROWSER_ACTION") or "approve").strip().lower()
+    result = Result(url, action)
+    log(f"pid {os.getpid()} action={action} url={url}")
+    profile_dir = tempfile.mkdtemp(prefix="sfauth-test-browser-")
+    holder = {}
+    hard_limit = env_float("SFAUTH_TEST_BROWSER_TIMEOUT", 60)
+
+    def on_hard_limit():
+        last = result.data["steps"][-1] if result.data["steps"] else "nothing done yet"
+        # Typically a redirect target that accepts the connection but never answers: WebDriver
+        # calls block while a navigation is pending, so the page cannot be read any more.
+        result.data["error"] = f"hard limit of {hard_limit:g} s reached (last step: {last})"
+        result.data["ok"] = False
+        result.write()
+        driver = holder.get("driver")
+        try:
+            pid = driver.service.process.pid if driver else None
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+        except Exception:  # noqa: BLE001
+            pass
+        kill_profile_processes(profile_dir)
+        shutil.rmtree(profile_dir, ignore_errors=True)
+        os._exit(3)
+
+    timer = threading.Timer(max(1.0, hard_limit - (time.monotonic() - START)), on_hard_limit)
+    timer.daemon = True
+    timer.start()
+
+    try:
+        if action not in ACTIONS:
+            raise ValueError(f"SFAUTH_TEST_BROWSER_ACTION must be one of {', '.join(ACTIONS)}")
+        if os.environ.get("SFAUTH_TEST_BROWSER_FORGE") == "1":
+            forge(result, url)
+        run(result, url, action, profile_dir, holder)
+    except Exception as e:  # noqa: BLE001
+        traceback.print_exc()
+        result.data["ok"] = False
+        result.data["error"] = f"{type(e).__name__}: {e}".strip()
+    finally:
+        driver = holder.get("driver")
+        if driver is not None:
+            try:
+                driver.quit()
+            except Exception as e:  # noqa: BLE001
+                log(f"quit failed: {e}")
+        kill_profile_processes(profile_dir)
+        shutil.rmtree(profile_dir, ignore_errors=True)
+        result.write()
+        timer.cancel()
+    return 0 if result.data["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SFAuth
+import Synchronization
+import Testing
+
+/// The coordinator's own logic with the real listener and file store, a "browser" that follows the
+/// redirect over a real socket, and a scripted token endpoint (an in-process `HTTPClient`).
+@Suite struct OAuthCoordinatorTests {
+    let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/authorize", tokenEndpoint: "https://idp.example/token")
+    let store: FileCredentialStore
+
+    init() {
+        store = FileCredentialStore(directory: FileManager.default.temporaryDirectory.path + "/sfauth-coord-" + UUID().uuidString)
+    }
+
+    func coordinator(browser: RedirectingBrowser, tokenEndpoint: ScriptedTokenEndpoint, delegate: Recorder,
+                     scopes: [String] = ["api"]) -> OAuthCoordinator {
+        OAuthCoordinator(configuration: .init(server: server, client: ClientConfiguration(clientId: "cli", scopes: scopes),
+                                              timeout: .seconds(20), browserLauncher: browser),
+                         delegate: delegate, httpClient: tokenEndpoint, store: store,
+                         now: { Date(timeIntervalSince1970: 1_000_000) })
+    }
+
+    @Test func successStoresCredentialsBeforeDidAuthenticate() async throws {
+        let delegate = Recorder(store: store)
+        let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 200, headers: ["content-type": "application/json"], body: Array(
+            #"{"access_token":"at-1","token_type":"Bearer","expires_in":"7200","refresh_token":"rt-1","scope":"api"}"#.utf8))))
+        let credentials = try await coordinator(browser: RedirectingBrowser(), tokenEndpoint: endpoint, delegate: delegate).authenticate()
+
+        #expect(credentials.accessToken == "at-1")
+        #expect(credentials.expiresAt == Date(timeIntervalSince1970: 1_007_200))
+        #expect(delegate.events == ["willBegin", "willOpenBrowser", "didReceiveAuthorizationCode", "didAuthenticate(stored)"])
+        // The exchange carried the code from the redirect and the PKCE verifier.
+        let body = try #require(endpoint.requests.first).bodyText
+        #expect(body.hasPrefix("grant_type=authorization_code&code=the-code%3D%3D&redirect_uri=http%3A%2F%2F127.0.0.1%3A"))
+        #expect(body.contains("&code_verifier="))
+        #expect(try store.loadDefault() == credentials)
+    }
+
+    @Test(arguments: [
+        (ScriptedTokenEndpoint.Reply.success(HTTPResponse(status: 400, headers: ["content-type": "application/json"],
+            body: Array(#"{"error":"invalid_grant","error_description":"invalid code verifier"}"#.utf8))),
+         OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_grant", description: "invalid code verifier", httpStatus: 400))),
+        (.failure(HTTPTransportError(kind: .connect, message: "could not connect to idp.example:443")),
+         OAuthError.network("could not connect to idp.example:443")),
+        (.success(HTTPResponse(status: 200, body: Array("<html><title>Login</title></html>".utf8))),
+         OAuthError.invalidServerResponse("the token endpoint https://idp.example/token answered HTTP 200 with an HTML page (title: Login) instead of a JSON object")),
+    ])
+    func failedExchangeStoresNothingAndTellsTheDelegate(reply: ScriptedTokenEndpoint.Reply, expected: OAuthError) async throws {
+        let delegate = Recorder(store: store)
+        let browser = RedirectingBrowser()
+        let coordinator = coordinator(browser: browser, tokenEndpoint: ScriptedTokenEndpoint(reply), delegate: delegate)
+        await #expect(throws: expected) { try await coordinator.authenticate() }
+        #expect(delegate.events == ["willBegin", "willOpenBrowser", "didReceiveAuthorizationCode", "didFail(\(expected))"])
+        #expect(try store.identifiers().isEmpty)
+        // The browser was sent to the failure page, which shows the error.
+        let page = try #require(await browser.finalPage())
+        #expect(page.contains("Sign-in failed") || page.lowercased().contains("failed"))
+    }
+
+    @Test func launchFailureShowsTheURLAndKeepsWaiting() async throws {
+        let delegate = Recorder(store: store)
+        let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 200, body: Array(#"{"access_token":"at"}"#.utf8))))
+        let browser = RedirectingBrowser(failLaunch: true)
+        _ = try await coordinator(browser: browser, tokenEndpoint: endpoint, delegate: delegate).authenticate()
+        #expect(delegate.events == ["willBegin", "willOpenBrowser", "browserNotOpened(launchFailed)", "didReceiveAuthorizationCode",
+                                    "didAuthenticate(stored)"])
+    }
+
+    @Test func insecureTokenEndpointFailsBeforeAnythingOpens() async throws {
+        let delegate = Recorder(store: store)
+        let coordinator = OAuthCoordinator(
+            configuration: .init(server: AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "http://idp.example/t"),
+                                 client: ClientConfiguration(clientId: "cli"), browserLauncher: RedirectingBrowser()),
+            delegate: delegate, httpClient: ScriptedTokenEndpoint(.failure(HTTPTransportError(kind: .other, message: "unused"))))
+        let error = await #expect(throws: OAuthError.self) { try await coordinator.authenticate() }
+        #expect(error?.recovery == .fixConfiguration)
+        #expect(delegate.events.count == 2)  // willBegin, didFail
+    }
+}
+
+// MARK: - Test doubles at the seams
+
+/// Plays the browser: on `open`, requests the redirect URI with the URL's `state` and a fixed code,
+/// follows the listener's 303 to its result page, and keeps that page.
+final class RedirectingBrowser: BrowserLauncher, @unchecked Sendable {
+    private let failLaunch: Bool
+    private let page = Mutex<Task<String?, Never>?>(nil)
+
+    init(failLaunch: Bool = false) { self.failLaunch = failLaunch }
+
+    func open(_ url: String) throws {
+        let query = Substring(url.split(separator: "?", maxSplits: 1)[1])
+        let parameters = Dictionary(FormURLEncoding.parse(query)!.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
+        let callback = parameters["redirect_uri"]! + "?code=the-code%3D%3D&state=" + FormURLEncoding.encode(parameters["state"]!)
+        let task = Task<String?, Never> {
+            let client = CurlHTTPClient()
+            guard let redirect = try? await client.send(HTTPRequest(method: "GET", url: callback)),
+                  redirect.status == 303, let location = redirect.headers["location"] else { return nil }
+            let origin = String(callback.prefix(while: { $0 != "/" })) + "//" + callback.dropFirst(7).prefix(while: { $0 != "/" })
+            let target = location.hasPrefix("/") ? origin + location : location
+            return try? await client.send(HTTPRequest(method: "GET", url: target)).bodyText
+        }
+        page.withLock { $0 = task }
+        if failLaunch { throw BrowserLaunchError(message: "no browser here") }
+    }
+
+    func finalPage() async -> String? { await page.withLock { $0 }?.value }
+}
+
+/// A token endpoint that answers every request with one scripted reply and records the requests.
+final class ScriptedTokenEndpoint: HTTPClient, @unchecked Sendable {
+    enum Reply: Sendable {
+        case success(HTTPResponse)
+        case failure(HTTPTransportError)
+    }
+
+    private let reply: Reply
+    private let recorded = Mutex<[HTTPRequest]>([])
+
+    init(_ reply: Reply) { self.reply = reply }
+
+    var requests: [HTTPRequest] { recorded.withLock { $0 } }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        recorded.withLock { $0.append(request) }
+        switch reply {
+        case .success(let response): return response
+        case .failure(let error): throw error
+        }
+    }
+}
+
+/// Records delegate callbacks; on success also whether the credentials were already stored.
+final class Recorder: OAuthCoordinatorDelegate, @unchecked Sendable {
+    private let store: FileCredentialStore
+    private let recorded = Mutex<[String]>([])
+
+    init(store: FileCredentialStore) { self.store = store }
+
+    var events: [String] { recorded.withLock { $0 } }
+    private func record(_ event: String) { recorded.withLock { $0.append(event) } }
+
+    func oauthCoordinator(_ c: OAuthCoordinator, willBeginAuthenticationWith info: AuthInfo) { record("willBegin") }
+    func oauthCoordinator(_ c: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String, info: AuthInfo) -> BrowserPresentation {
+        record("willOpenBrowser")
+        return .openBrowser
+    }
+    func oauthCoordinator(_ c: OAuthCoordinator, browserNotOpenedFor url: String, reason: BrowserNotOpenedReason, info: AuthInfo) {
+        if case .launchFailed = reason { record("browserNotOpened(launchFailed)") } else { record("browserNotOpened(disabled)") }
+    }
+    func oauthCoordinator(_ c: OAuthCoordinator, didReceiveAuthorizationCodeWith info: AuthInfo) { record("didReceiveAuthorizationCode") }
+    func oauthCoordinator(_ c: OAuthCoordinator, didAuthenticate credentials: OAuthCredentials, info: AuthInfo) {
+        let stored = (try? store.load(identifier: credentials.identifier)) ?? nil
+        record(stored == credentials ? "didAuthenticate(stored)" : "didAuthenticate(not stored)")
+    }
+    func oauthCoordinator(_ c: OAuthCoordinator, didFailWith error: OAuthError, info: AuthInfo) { record("didFail(\(error))") }
+}

@@ -1,0 +1,1 @@
+"""sfauth end-to-end test authorization server (Django + django-oauth-toolkit)."""
