@@ -55,8 +55,9 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
         self.accessToken = response.accessToken
         self.tokenType = response.tokenType
         self.refreshToken = response.refreshToken
-        self.expiresAt = response.expiresIn.map { now.addingTimeInterval($0) }
-        self.issuedAt = response.issuedAt ?? now
+        // Whole seconds (expiry rounded down): they survive the store's JSON round trip exactly.
+        self.expiresAt = response.expiresIn.map { wholeSeconds(now.addingTimeInterval($0)) }
+        self.issuedAt = wholeSeconds(response.issuedAt ?? now)
         self.scopes = response.scopes ?? request.client.scopes
         self.idToken = response.idToken
         self.instanceURL = response.instanceURL
@@ -72,6 +73,10 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
         guard let expiresAt else { return false }
         return expiresAt.timeIntervalSince(now) <= leeway
     }
+}
+
+private func wholeSeconds(_ date: Date) -> Date {
+    Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
 }
 
 /// How accounts are keyed: by who they are, so the same account never appears twice.

@@ -8,7 +8,7 @@ import Testing
     @Test func exactURLWithPKCEAndState() {
         let client = ClientConfiguration(clientId: "my client", scopes: ["api", "refresh_token"])
         let request = AuthorizationRequest(server: server, client: client, redirectURI: "http://127.0.0.1:5000/callback",
-                                           state: "s1", pkce: PKCE(verifier: "dBjftJeZ4CVP-mJ92K9NKMK2VfPX8mBfkNLN8z-5r74"), nonce: nil)
+                                           state: "s1", pkce: PKCE(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), nonce: nil)
         #expect(request.url == "https://auth.example.com/authorize?response_type=code&client_id=my%20client"
             + "&redirect_uri=http%3A%2F%2F127.0.0.1%3A5000%2Fcallback&scope=api%20refresh_token&state=s1"
             + "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256")

@@ -12,7 +12,7 @@ struct FixedGenerator: RandomNumberGenerator {
 
 @Suite struct PKCETests {
     @Test func rfc7636AppendixBVector() {
-        let pkce = PKCE(verifier: "dBjftJeZ4CVP-mJ92K9NKMK2VfPX8mBfkNLN8z-5r74")
+        let pkce = PKCE(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
         #expect(pkce.challenge == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
         #expect(pkce.method == "S256")
     }

@@ -98,14 +98,14 @@ import Testing
         let request = AuthorizationRequest(
             server: AuthorizationServer(authorizationEndpoint: "https://a/authorize", tokenEndpoint: "https://a/token"),
             client: ClientConfiguration(clientId: "PlatformCLI"), redirectURI: "http://localhost:1717/OauthRedirect",
-            state: "s", pkce: PKCE(verifier: "dBjftJeZ4CVP-mJ92K9NKMK2VfPX8mBfkNLN8z-5r74"), nonce: nil)
+            state: "s", pkce: PKCE(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), nonce: nil)
         let http = TokenRequest.authorizationCode(AuthorizationResponse(code: "aPrx==", state: "s"), for: request)
         #expect(http.method == "POST")
         #expect(http.url == "https://a/token")
         #expect(http.headers.map(\.name) == ["Content-Type", "Accept"])
         #expect(http.headers[0].value == "application/x-www-form-urlencoded")
         #expect(http.bodyText == "grant_type=authorization_code&code=aPrx%3D%3D&redirect_uri=http%3A%2F%2Flocalhost%3A1717%2FOauthRedirect"
-            + "&code_verifier=dBjftJeZ4CVP-mJ92K9NKMK2VfPX8mBfkNLN8z-5r74&client_id=PlatformCLI")
+            + "&code_verifier=dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk&client_id=PlatformCLI")
     }
 
     @Test func exactRefreshFormWithSecret() {
@@ -146,5 +146,17 @@ import Testing
         #expect(OAuthError.network("x").recovery == .retryLater)
         #expect(OAuthError.loginRequired("x").recovery == .logInAgain)
         #expect(!OAuthError.cancelled.description.contains("\n"))
+    }
+}
+
+@Suite struct CredentialDatesTests {
+    @Test func fractionalTimesBecomeWholeSecondsRoundedDown() {
+        let server = AuthorizationServer(authorizationEndpoint: "https://a/authorize", tokenEndpoint: "https://a/token")
+        let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "c"), redirectURI: "http://127.0.0.1:1/cb",
+                                           state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
+        let credentials = OAuthCredentials(response: TokenResponse(accessToken: "a", expiresIn: 59.9), request: request,
+                                           now: Date(timeIntervalSince1970: 1_000.7))
+        #expect(credentials.issuedAt == Date(timeIntervalSince1970: 1_000))
+        #expect(credentials.expiresAt == Date(timeIntervalSince1970: 1_060))
     }
 }
