@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "sfauth",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "SFAuth", targets: ["SFAuth"]),
         .executable(name: "sfauth", targets: ["sfauth"]),
@@ -34,7 +34,7 @@ let package = Package(
         ),
 
         .testTarget(name: "SFAuthCoreTests", dependencies: ["SFAuthCore"]),
-        .testTarget(name: "SFAuthTests", dependencies: ["SFAuth"]),
+        .testTarget(name: "SFAuthTests", dependencies: ["SFAuth"], exclude: ["Fixtures"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SFAuth"]),
     ]
 )
