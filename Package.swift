@@ -18,6 +18,10 @@ let package = Package(
         // with a valid token) never pay the 6–8 ms it costs to load libcurl and its dependencies.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl")]),
 
+        // libsecret (the Secret Service keyring over D-Bus), also loaded with dlopen on first use, so
+        // nothing pays for GLib and D-Bus unless it touches the keyring.
+        .target(name: "CSecret", linkerSettings: [.linkedLibrary("dl")]),
+
         // Pure protocol logic: no sockets, files, processes or clock reads.
         .target(
             name: "SFAuthCore",
@@ -25,7 +29,7 @@ let package = Package(
         ),
 
         // The coordinator, its delegate, and the Linux adapters (HTTP, listener, browser, storage).
-        .target(name: "SFAuth", dependencies: ["SFAuthCore", "CCurl"]),
+        .target(name: "SFAuth", dependencies: ["SFAuthCore", "CCurl", "CSecret"]),
 
         // The command: one small file per subcommand, all logic in the library.
         .executableTarget(

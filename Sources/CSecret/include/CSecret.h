@@ -1,0 +1,3 @@
+// Placeholder: the keyring shim is being written.
+#pragma once
+int sfsecret_placeholder(void);

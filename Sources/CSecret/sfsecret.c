@@ -1,0 +1,2 @@
+#include "CSecret.h"
+int sfsecret_placeholder(void) { return 0; }
