@@ -40,6 +40,17 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     public var organizationId: String?
     /// A name for people: `preferred_username`, email, or the user id.
     public var username: String?
+    /// The user's display name, when the server said (userinfo `name`, Salesforce `display_name`).
+    public var displayName: String?
+    /// The user's email address, when the server said.
+    public var email: String?
+    /// A short name the user chose for this account (`sfauth login --alias work`).
+    public var alias: String?
+    /// Whether the server has rejected these credentials (`invalid_grant` on refresh), so only a new
+    /// browser login helps. `nil` means usable. The account is kept, not deleted, so the user can see it.
+    public var status: AccountStatus?
+    /// Whether the refresh token lives in a `SecretStore` (the keyring) instead of this record.
+    public var refreshTokenInSecretStore: Bool?
 
     /// Builds credentials from a token response to a browser sign-in.
     ///
@@ -67,12 +78,47 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
         self.username = claims?.preferredUsername ?? claims?.email ?? userId
     }
 
-    /// Whether the access token is known to expire within `leeway` seconds of `now`.
-    /// Credentials without a known expiry are not considered expired.
-    public func isExpired(at now: Date, leeway: TimeInterval = 60) -> Bool {
-        guard let expiresAt else { return false }
-        return expiresAt.timeIntervalSince(now) <= leeway
+    /// When the access token should be treated as expired: `expiresAt` when the server said
+    /// (`expires_in`), otherwise `issuedAt + assumedLifetime`. Salesforce never says; its sessions
+    /// last the org's session timeout (2 hours by default) counted from the last use, so
+    /// `issuedAt + timeout` is a lower bound of the real expiry.
+    public func expiry(assumedLifetime: TimeInterval) -> Date {
+        expiresAt ?? issuedAt.addingTimeInterval(assumedLifetime)
     }
+
+    /// Whether the access token expires within `leeway` seconds of `now` (see `expiry(assumedLifetime:)`).
+    public func isExpired(at now: Date, leeway: TimeInterval = 60, assumedLifetime: TimeInterval = .infinity) -> Bool {
+        expiry(assumedLifetime: assumedLifetime).timeIntervalSince(now) <= leeway
+    }
+
+    /// Whether only a new browser login can help (the server rejected the refresh token).
+    public var needsLogin: Bool { status == .loginRequired }
+
+    /// A name for messages: the alias, else the username, else the identifier.
+    public var displayLabel: String { alias ?? username ?? identifier }
+
+    /// These credentials updated by a refresh response (RFC 6749 §6): a response without a
+    /// `refresh_token` keeps the old one (§6: the server MAY issue a new one), likewise scope,
+    /// ID token and instance URL.
+    public func refreshed(with response: TokenResponse, now: Date) -> OAuthCredentials {
+        var updated = self
+        updated.accessToken = response.accessToken
+        updated.tokenType = response.tokenType
+        updated.refreshToken = response.refreshToken ?? refreshToken
+        updated.expiresAt = response.expiresIn.map { wholeSeconds(now.addingTimeInterval($0)) }
+        updated.issuedAt = wholeSeconds(response.issuedAt ?? now)
+        updated.scopes = response.scopes ?? scopes
+        updated.idToken = response.idToken ?? idToken
+        updated.instanceURL = response.instanceURL ?? instanceURL
+        updated.status = nil
+        return updated
+    }
+}
+
+/// Whether stored credentials can still be used.
+public enum AccountStatus: String, Sendable, Codable {
+    /// The server rejected the refresh token; a new browser login is needed.
+    case loginRequired = "login_required"
 }
 
 private func wholeSeconds(_ date: Date) -> Date {

@@ -5,42 +5,73 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// `sfauth token`: prints the stored access token for scripts.
-struct TokenCommand: ParsableCommand {
+/// `sfauth token`: prints a usable access token for scripts, refreshing it when needed.
+struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
-        abstract: "Print the stored access token (and nothing else) on standard output.",
+        abstract: "Print a valid access token (and nothing else) on standard output.",
         discussion: """
-            Reads the default account's credentials without any network I/O. When there are none, or \
-            the access token has expired, it prints why on standard error and exits with 3 (login required).
+            Prints the stored access token while it is valid, without any network request. When it has \
+            expired (or expires within SFAUTH_TOKEN_LEEWAY seconds, default 60) it is refreshed with the \
+            refresh token first; concurrent sfauth processes share one refresh. Servers that do not say \
+            when tokens expire (Salesforce) are assumed to keep them for SFAUTH_ASSUMED_TOKEN_LIFETIME \
+            seconds (default 7200, Salesforce's default session timeout); use --refresh after an API \
+            rejected the token. It never opens a browser: when a login is needed it exits with 3.
+
+            SFAUTH_ACCESS_TOKEN (and SFAUTH_INSTANCE_URL), when set, are printed instead of anything stored.
 
             Examples:
-              curl -H "Authorization: Bearer $(sfauth token)" https://example.my.salesforce.com/services/data/
-              TOKEN=$(sfauth token) || sfauth login
+              curl -H "Authorization: Bearer $(sfauth token)" https://acme.my.salesforce.com/services/data/
+              eval "$(sfauth token --env)"; curl -H "Authorization: Bearer $SF_ACCESS_TOKEN" "$SF_INSTANCE_URL/services/data/"
+              sfauth token --account work --json
             """
     )
 
-    func run() throws {
-        let status = Self.printToken(environment: ProcessInfo.processInfo.environment)
+    @Option(help: ArgumentHelp("The account: an alias, username or identifier. Default: the default account.", valueName: "account"))
+    var account: String?
+
+    @Flag(help: "Refresh the token even if it looks valid (e.g. after the API rejected it).")
+    var refresh = false
+
+    @Flag(help: "Print JSON: access_token, token_type, expires_at, instance_url, account, username.")
+    var json = false
+
+    @Flag(help: "Print shell 'export' lines: SF_ACCESS_TOKEN, SF_INSTANCE_URL, SF_USERNAME.")
+    var env = false
+
+    func validate() throws {
+        if json && env { throw ValidationError("Give --json or --env, not both.") }
+    }
+
+    func run() async throws {
+        let output: TokenOutput = json ? .json : env ? .shell : .bare
+        let status = await Self.printToken(account: account, forceRefresh: refresh, output: output,
+                                           environment: ProcessInfo.processInfo.environment)
         if status != .success { throw ExitCode(status.rawValue) }
     }
 
-    /// Answers `sfauth token` with no options before any argument parsing; `nil` for anything else.
-    static func runFastPath(arguments: [String]) -> Int32? {
+    /// Answers `sfauth token` without options before any argument parsing; `nil` for anything else.
+    static func runFastPath(arguments: [String]) async -> Int32? {
         guard arguments == ["token"] else { return nil }
-        return printToken(environment: ProcessInfo.processInfo.environment).rawValue
+        return await printToken(account: nil, forceRefresh: false, output: .bare,
+                                environment: ProcessInfo.processInfo.environment).rawValue
     }
 
-    /// Prints the token and a newline on stdout, or one line on stderr; returns the exit status.
-    private static func printToken(environment: [String: String]) -> ExitStatus {
+    /// Prints the token on stdout, or one line on stderr; returns the exit status.
+    private static func printToken(account: String?, forceRefresh: Bool, output: TokenOutput,
+                                   environment: [String: String]) async -> ExitStatus {
+        if let supplied = EnvironmentToken.read(from: environment) {
+            print(output.render(accessToken: supplied.accessToken, instanceURL: supplied.instanceURL))
+            return .success
+        }
         do throws(OAuthError) {
             let store = try FileCredentialStore(environment: environment)
-            let credentials = try StoredToken.current(in: store, now: Date())
-            print(credentials.accessToken)
+            let source = TokenSource(store: store, options: try TokenSource.Options(environment: environment))
+            var identifier: String?
+            if let account { identifier = try AccountResolver(store: store).identifier(for: account) }
+            let credentials = try await source.credentials(account: identifier, forceRefresh: forceRefresh)
+            print(output.render(credentials, expiry: credentials.expiry(assumedLifetime: source.assumedLifetime)))
             return .success
         } catch {
             StandardError.line("sfauth: \(error.description)")

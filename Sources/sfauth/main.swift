@@ -5,7 +5,7 @@ import SFAuth
 import Glibc
 #endif
 
-if let status = TokenCommand.runFastPath(arguments: Array(CommandLine.arguments.dropFirst())) {
+if let status = await TokenCommand.runFastPath(arguments: Array(CommandLine.arguments.dropFirst())) {
     exit(status)
 }
 await SFAuthCommand.runAndExit()

@@ -43,11 +43,12 @@ import Testing
         #expect(names == ["idp.example%2Falice.json"])
     }
 
-    @Test func emptyStoreHasNothing() throws {
+    @Test func emptyStoreHasNothing() async throws {
         let store = FileCredentialStore(directory: directory)
         #expect(try store.loadDefault() == nil)
         #expect(try store.identifiers() == [])
-        #expect(throws: OAuthError.self) { try StoredToken.current(in: store, now: Date()) }
+        let error = await #expect(throws: OAuthError.self) { try await TokenSource(store: store).credentials() }
+        #expect(error?.recovery == .logInAgain)
     }
 
     @Test func sameAccountTwiceIsOneAccount() throws {
@@ -73,7 +74,7 @@ import Testing
         try store.delete(identifier: "idp.example/nobody")
     }
 
-    @Test func corruptFileIsAClearErrorAndIsKept() throws {
+    @Test func corruptFileIsAClearErrorAndIsKept() async throws {
         let store = FileCredentialStore(directory: directory)
         let alice = credentials(user: "alice")
         try store.save(alice)
@@ -88,7 +89,7 @@ import Testing
         #expect(message.contains("log in again"))
         #expect(FileManager.default.contents(atPath: path) == Data("{\"accessToken\": 12".utf8))
         // A token request reports the same error rather than "not signed in".
-        #expect(throws: OAuthError.storage(message)) { try StoredToken.current(in: store, now: Date()) }
+        await #expect(throws: OAuthError.storage(message)) { try await TokenSource(store: store).credentials() }
     }
 
     @Test func unreadableStoreIsAnError() throws {
@@ -101,12 +102,11 @@ import Testing
         #expect(throws: OAuthError.self) { try store.save(credentials(user: "alice")) }
     }
 
-    @Test func expiredTokenIsLoginRequired() throws {
+    @Test func validTokenIsReusedWithoutAnyRequest() async throws {
         let store = FileCredentialStore(directory: directory)
         try store.save(credentials(user: "alice", expiresAt: Date(timeIntervalSince1970: 1000)))
-        let error = #expect(throws: OAuthError.self) { try StoredToken.current(in: store, now: Date(timeIntervalSince1970: 2000)) }
-        #expect(error?.recovery == .logInAgain)
-        #expect(try StoredToken.current(in: store, now: Date(timeIntervalSince1970: 900)).accessToken == "at")
+        let source = TokenSource(store: store, httpClient: RefusingHTTPClient(), now: { Date(timeIntervalSince1970: 900) })
+        #expect(try await source.credentials().accessToken == "at")
     }
 
     @Test func concurrentWritersLoseNothingAndLeaveValidFiles() async throws {
@@ -127,5 +127,13 @@ import Testing
         #expect(try StoreLocation.credentialsDirectory(environment: ["XDG_DATA_HOME": "/d", "HOME": "/h"]) == "/d/sfauth")
         #expect(try StoreLocation.credentialsDirectory(environment: ["XDG_DATA_HOME": "rel", "HOME": "/h"]) == "/h/.local/share/sfauth")
         #expect(throws: OAuthError.self) { try StoreLocation.credentialsDirectory(environment: [:]) }
+    }
+}
+
+/// An HTTP client that fails the test if it is ever used.
+struct RefusingHTTPClient: HTTPClient {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        Issue.record("unexpected HTTP request to \(request.url)")
+        throw HTTPTransportError(kind: .other, message: "no requests expected")
     }
 }

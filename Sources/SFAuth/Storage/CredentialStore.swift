@@ -19,6 +19,10 @@ public protocol CredentialStore: Sendable {
     func defaultIdentifier() throws(OAuthError) -> String?
     /// Makes `identifier` the default account.
     func setDefault(_ identifier: String) throws(OAuthError)
+    /// Takes the account's refresh lock, which serializes refreshes across threads and processes.
+    func lock(account identifier: String) async throws(OAuthError) -> AccountLock
+    /// The refresh token of `credentials`, wherever the store keeps it (the record or the keyring).
+    func refreshToken(of credentials: OAuthCredentials) throws(OAuthError) -> String?
 }
 
 extension CredentialStore {

@@ -13,7 +13,8 @@ import SFAuthCore
 /// Layout of the directory (0700):
 /// - `accounts/<percent-encoded identifier>.json` — one account's credentials (0600);
 /// - `default` — the default account's identifier;
-/// - `.lock` — held with `flock` by every writer; readers need no lock because writes are atomic.
+/// - `.lock` — held with `flock` by every writer; readers need no lock because writes are atomic;
+/// - `locks/<percent-encoded identifier>.lock` — held while that account's tokens are refreshed.
 ///
 /// Reading the default account is two small file reads and no lock, which keeps `sfauth token` fast.
 public struct FileCredentialStore: CredentialStore {
@@ -33,6 +34,13 @@ public struct FileCredentialStore: CredentialStore {
     var accountsDirectory: String { directory + "/accounts" }
     var defaultFile: String { directory + "/default" }
     var lockFile: String { directory + "/.lock" }
+
+    /// The lock file held while an account's tokens are refreshed.
+    public func lockPath(for identifier: String) throws(OAuthError) -> String {
+        let locks = directory + "/locks"
+        do { try POSIXFile.makePrivateDirectory(locks) } catch { throw .storage("\(error)") }
+        return locks + "/" + FormURLEncoding.encode(identifier) + ".lock"
+    }
 
     /// The file holding an account's credentials.
     public func path(for identifier: String) -> String {
@@ -84,6 +92,14 @@ public struct FileCredentialStore: CredentialStore {
         try locked { () throws(POSIXFile.Failure) in
             try POSIXFile.writeAtomically(Array((identifier + "\n").utf8), to: defaultFile, directory: directory)
         }
+    }
+
+    public func lock(account identifier: String) async throws(OAuthError) -> AccountLock {
+        try await AccountLock.acquire(path: try lockPath(for: identifier))
+    }
+
+    public func refreshToken(of credentials: OAuthCredentials) throws(OAuthError) -> String? {
+        credentials.refreshToken
     }
 
     // MARK: - File format

@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SFAuthCore
+
+/// An exclusive lock on one account, held across a token refresh, between threads and processes
+/// (`flock` on `locks/<account>.lock`; each acquisition opens its own descriptor, so threads of one
+/// process exclude each other too). The kernel releases it if the process dies.
+public final class AccountLock: Sendable {
+    private let descriptor: Int32
+
+    private init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    /// Waits for the lock, polling without blocking a thread, so the wait can be cancelled.
+    ///
+    /// - Throws: `OAuthError.storage` when the lock file cannot be opened or `timeout` passes;
+    ///   `OAuthError.cancelled` when the task is cancelled.
+    public static func acquire(path: String, timeout: Duration = .seconds(60)) async throws(OAuthError) -> AccountLock {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw .storage("cannot open the lock file \(path): \(String(cString: strerror(errno)))")
+        }
+        let lock = AccountLock(descriptor: descriptor)
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        var pause = Duration.milliseconds(1)
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw .storage("cannot lock \(path): \(String(cString: strerror(errno)))")
+            }
+            guard clock.now < deadline else {
+                throw .storage("another sfauth process has held \(path) for more than \(timeout); try again, or remove the file if no sfauth is running")
+            }
+            do { try await Task.sleep(for: pause) } catch { throw .cancelled }
+            pause = min(pause * 2, .milliseconds(20))
+        }
+        return lock
+    }
+}

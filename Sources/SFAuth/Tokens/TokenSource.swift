@@ -1,0 +1,155 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SFAuthCore
+
+/// Hands out a usable access token: the stored one while it is valid, else a refreshed one
+/// (after golang.org/x/oauth2's `ReuseTokenSource`). Written once, used by `sfauth token` and by
+/// `OAuthCoordinator`.
+///
+/// At most one refresh per account is in flight, across threads and processes: the refresh runs
+/// under the account's lock, and whoever waited for the lock first re-reads the store and adopts
+/// the token another process just stored instead of refreshing again — which servers that rotate
+/// refresh tokens and revoke the whole family on reuse (Salesforce, django-oauth-toolkit) demand.
+public struct TokenSource: Sendable {
+    /// When tokens count as expired.
+    public struct Options: Sendable {
+        /// Refresh this many seconds before the expiry. Default: 60.
+        public var leeway: TimeInterval
+        /// How long an access token is assumed to live when the server did not say (Salesforce sends
+        /// no `expires_in`; its default session timeout is 2 hours). Default: 7200 s, or
+        /// `SFAUTH_ASSUMED_TOKEN_LIFETIME` via `init(environment:)`.
+        public var assumedLifetime: TimeInterval
+
+        /// Creates options.
+        public init(leeway: TimeInterval = 60, assumedLifetime: TimeInterval = 7200) {
+            self.leeway = leeway
+            self.assumedLifetime = assumedLifetime
+        }
+
+        /// The defaults, with `SFAUTH_TOKEN_LEEWAY` and `SFAUTH_ASSUMED_TOKEN_LIFETIME` (seconds) applied.
+        public init(environment: [String: String]) throws(OAuthError) {
+            self.init()
+            if let value = environment["SFAUTH_TOKEN_LEEWAY"] { leeway = try Self.seconds(value, name: "SFAUTH_TOKEN_LEEWAY") }
+            if let value = environment["SFAUTH_ASSUMED_TOKEN_LIFETIME"] {
+                assumedLifetime = try Self.seconds(value, name: "SFAUTH_ASSUMED_TOKEN_LIFETIME")
+            }
+        }
+
+        private static func seconds(_ value: String, name: String) throws(OAuthError) -> TimeInterval {
+            guard let seconds = TimeInterval(value), seconds >= 0, seconds.isFinite else {
+                throw .configuration("\(name) must be a number of seconds, not '\(value)'")
+            }
+            return seconds
+        }
+    }
+
+    private let store: any CredentialStore
+    private let httpClient: any HTTPClient
+    private let options: Options
+    private let now: @Sendable () -> Date
+
+    /// Creates a token source. The HTTP client is used only when a refresh is needed (`CurlHTTPClient`
+    /// loads libcurl on its first request, so a valid stored token costs no library loading).
+    public init(store: any CredentialStore, httpClient: any HTTPClient = CurlHTTPClient(), options: Options = Options(),
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.store = store
+        self.httpClient = httpClient
+        self.options = options
+        self.now = now
+    }
+
+    /// How long tokens without a stated expiry are assumed to live (`Options.assumedLifetime`).
+    public var assumedLifetime: TimeInterval { options.assumedLifetime }
+
+    /// Whether `credentials` can be used as they are.
+    public func isUsable(_ credentials: OAuthCredentials) -> Bool {
+        !credentials.needsLogin && !credentials.isExpired(at: now(), leeway: options.leeway, assumedLifetime: options.assumedLifetime)
+    }
+
+    /// Credentials with a usable access token for `account` (default: the default account).
+    ///
+    /// - Parameter forceRefresh: refresh even if the stored token looks valid (e.g. the API just
+    ///   rejected it).
+    /// - Throws: `OAuthError.loginRequired` when nothing is stored, the account needs a new login,
+    ///   or there is no refresh token; `.network`/`.invalidServerResponse` when a refresh could not
+    ///   be completed (nothing stored changes); `.tokenRequestRejected` for other refusals.
+    public func credentials(account: String? = nil, forceRefresh: Bool = false) async throws(OAuthError) -> OAuthCredentials {
+        let stored = try load(account)
+        if !forceRefresh && isUsable(stored) { return stored }
+        try requireRefreshable(stored)
+
+        let lock = try await store.lock(account: stored.identifier)
+        defer { withExtendedLifetime(lock) {} }
+
+        // Another thread or process may have refreshed while we waited for the lock: adopt its token.
+        let current = try load(stored.identifier)
+        if current.accessToken != stored.accessToken && isUsable(current) { return current }
+        if !forceRefresh && isUsable(current) { return current }
+        try requireRefreshable(current)
+        return try await refresh(current)
+    }
+
+    // MARK: - Steps
+
+    private func load(_ account: String?) throws(OAuthError) -> OAuthCredentials {
+        let found: OAuthCredentials?
+        if let account {
+            found = try store.load(identifier: account)
+        } else {
+            found = try store.loadDefault()
+        }
+        guard let credentials = found else {
+            throw .loginRequired("Not signed in: no stored credentials\(account.map { " for '\($0)'" } ?? ""). Run `sfauth login` first.")
+        }
+        return credentials
+    }
+
+    private func requireRefreshable(_ credentials: OAuthCredentials) throws(OAuthError) {
+        if credentials.needsLogin {
+            throw .loginRequired("The sign-in of \(credentials.displayLabel) is no longer valid (the server rejected its refresh token). Run `sfauth login` again.")
+        }
+        guard try store.refreshToken(of: credentials) != nil else {
+            throw .loginRequired("The access token of \(credentials.displayLabel) has expired and there is no refresh token. Run `sfauth login` again.")
+        }
+    }
+
+    /// One refresh grant (RFC 6749 §6), under the account's lock. The new credentials — with a rotated
+    /// refresh token — are stored before they are returned; a rejected refresh token marks the
+    /// account as needing a login; a transient failure changes nothing.
+    private func refresh(_ credentials: OAuthCredentials) async throws(OAuthError) -> OAuthCredentials {
+        guard let refreshToken = try store.refreshToken(of: credentials) else { throw .loginRequired("no refresh token") }
+        let request = TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint,
+                                           client: ClientConfiguration(clientId: credentials.clientId))
+        let response: TokenResponse
+        do {
+            response = try TokenResponse.decode(try await send(request), endpoint: credentials.server.tokenEndpoint)
+        } catch .tokenRequestRejected(let error) where error.code == "invalid_grant" {
+            if error.description?.contains("already being processed") == true {
+                // Salesforce: a refresh with this token is running elsewhere (another machine). Not our token's fault.
+                throw .invalidServerResponse("the server is already processing a refresh for \(credentials.displayLabel); try again in a moment")
+            }
+            var rejected = credentials
+            rejected.status = .loginRequired
+            try store.save(rejected)
+            throw .loginRequired("The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)). Run `sfauth login` again.")
+        }
+        let refreshed = credentials.refreshed(with: response, now: now())
+        try store.save(refreshed)
+        return refreshed
+    }
+
+    private func send(_ request: HTTPRequest) async throws(OAuthError) -> HTTPResponse {
+        do {
+            return try await httpClient.send(request)
+        } catch let error as HTTPTransportError {
+            throw OAuthError(transport: error)
+        } catch is CancellationError {
+            throw .cancelled
+        } catch {
+            throw .network("\(error)")
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import SFAuth
+import Synchronization
+import Testing
+
+/// The token lifecycle with the real file store and lock, and a scripted token endpoint.
+@Suite struct TokenSourceTests {
+    let store = FileCredentialStore(directory: FileManager.default.temporaryDirectory.path + "/sfauth-ts-" + UUID().uuidString)
+    let start = Date(timeIntervalSince1970: 1_700_000_000)
+
+    func stored(expiresIn: TimeInterval?, refreshToken: String? = "rt-0") throws -> OAuthCredentials {
+        let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/token")
+        let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "cli", scopes: ["api"]),
+                                           redirectURI: "http://127.0.0.1:1/cb", state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
+        let credentials = OAuthCredentials(
+            response: TokenResponse(accessToken: "at-0", expiresIn: expiresIn, refreshToken: refreshToken, scopes: ["api"], instanceURL: "https://i"),
+            request: request, now: start)
+        try store.save(credentials)
+        return credentials
+    }
+
+    func json(_ status: Int, _ body: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["content-type": "application/json"], body: Array(body.utf8))
+    }
+
+    @Test func expiredTokenIsRefreshedAndTheRotatedRefreshTokenStored() async throws {
+        _ = try stored(expiresIn: 3600)
+        let endpoint = CountingTokenEndpoint { _ in self.json(200, #"{"access_token":"at-1","expires_in":3600,"refresh_token":"rt-1"}"#) }
+        let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(3590) })
+        let fresh = try await source.credentials()
+        #expect(fresh.accessToken == "at-1")
+        #expect(fresh.refreshToken == "rt-1")
+        #expect(fresh.instanceURL == "https://i")        // kept from before
+        #expect(try store.loadDefault() == fresh)
+        #expect(endpoint.bodies == ["grant_type=refresh_token&refresh_token=rt-0&client_id=cli"])
+    }
+
+    @Test func responseWithoutRefreshTokenKeepsTheOldOne() async throws {
+        _ = try stored(expiresIn: 10)
+        let endpoint = CountingTokenEndpoint { _ in self.json(200, #"{"access_token":"at-1","expires_in":"3600"}"#) }
+        let fresh = try await TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) }).credentials()
+        #expect(fresh.refreshToken == "rt-0")
+        #expect(try store.loadDefault()?.refreshToken == "rt-0")
+    }
+
+    @Test func tokenWithoutStatedExpiryUsesTheAssumedLifetime() async throws {
+        _ = try stored(expiresIn: nil)   // Salesforce: no expires_in
+        let endpoint = CountingTokenEndpoint { _ in self.json(200, #"{"access_token":"at-1"}"#) }
+        let options = TokenSource.Options(leeway: 60, assumedLifetime: 7200)
+        let early = TokenSource(store: store, httpClient: endpoint, options: options, now: { self.start.addingTimeInterval(7000) })
+        #expect(try await early.credentials().accessToken == "at-0")
+        #expect(endpoint.count == 0)
+        let late = TokenSource(store: store, httpClient: endpoint, options: options, now: { self.start.addingTimeInterval(7150) })
+        #expect(try await late.credentials().accessToken == "at-1")
+        #expect(endpoint.count == 1)
+    }
+
+    @Test func rejectedRefreshTokenMarksTheAccountAndKeepsIt() async throws {
+        _ = try stored(expiresIn: 10)
+        let endpoint = CountingTokenEndpoint { _ in self.json(400, #"{"error":"invalid_grant","error_description":"expired access/refresh token"}"#) }
+        let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
+        let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
+        #expect(error?.recovery == .logInAgain)
+        #expect(error?.description.contains("expired access/refresh token") == true)
+        let kept = try #require(try store.loadDefault())
+        #expect(kept.needsLogin)
+        #expect(kept.refreshToken == "rt-0")
+        // Later calls do not ask the server again.
+        await #expect(throws: OAuthError.self) { try await source.credentials() }
+        #expect(endpoint.count == 1)
+    }
+
+    @Test func networkFailureChangesNothing() async throws {
+        let before = try stored(expiresIn: 10)
+        let endpoint = CountingTokenEndpoint { _ in throw HTTPTransportError(kind: .connect, message: "could not connect to idp.example:443") }
+        let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
+        let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
+        #expect(error?.recovery == .retryLater)
+        #expect(try store.loadDefault() == before)
+    }
+
+    @Test func noRefreshTokenMeansLoginRequired() async throws {
+        _ = try stored(expiresIn: 10, refreshToken: nil)
+        let source = TokenSource(store: store, httpClient: CountingTokenEndpoint { _ in self.json(500, "") },
+                                 now: { self.start.addingTimeInterval(100) })
+        let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
+        #expect(error?.recovery == .logInAgain)
+    }
+
+    @Test func concurrentCallersShareOneRefresh() async throws {
+        _ = try stored(expiresIn: 10)
+        let endpoint = CountingTokenEndpoint { _ in
+            try await Task.sleep(for: .milliseconds(50))
+            return self.json(200, #"{"access_token":"at-1","expires_in":3600,"refresh_token":"rt-1"}"#)
+        }
+        let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<20 { group.addTask { try await source.credentials().accessToken } }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(tokens == Array(repeating: "at-1", count: 20))
+        #expect(endpoint.count == 1)
+    }
+}
+
+/// A token endpoint whose answer is computed per request; counts requests and keeps their bodies.
+final class CountingTokenEndpoint: HTTPClient, @unchecked Sendable {
+    private let answer: @Sendable (HTTPRequest) async throws -> HTTPResponse
+    private let seen = Mutex<[String]>([])
+
+    init(_ answer: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) { self.answer = answer }
+
+    var bodies: [String] { seen.withLock { $0 } }
+    var count: Int { bodies.count }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        seen.withLock { $0.append(request.bodyText) }
+        return try await answer(request)
+    }
+}
