@@ -59,6 +59,7 @@ public struct FileCredentialStore: CredentialStore {
         try locked { () throws(POSIXFile.Failure) in
             try POSIXFile.makePrivateDirectory(accountsDirectory)
             try POSIXFile.writeAtomically(Self.encode(credentials), to: path(for: credentials.identifier), directory: accountsDirectory)
+            POSIXFile.removeOrphanedTemporaryFiles(in: accountsDirectory)
             if try readDefault() == nil {
                 try POSIXFile.writeAtomically(Array((credentials.identifier + "\n").utf8), to: defaultFile, directory: directory)
             }

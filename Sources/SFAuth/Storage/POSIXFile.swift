@@ -71,6 +71,20 @@ enum POSIXFile {
         syncDirectory(directory)
     }
 
+    /// Removes temporary files that `writeAtomically` left in `directory` when its process died
+    /// mid-write (their names carry the writer's pid). Best effort: errors are ignored.
+    static func removeOrphanedTemporaryFiles(in directory: String) {
+        guard let stream = opendir(directory) else { return }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            let parts = name.split(separator: ".")
+            guard name.hasPrefix("."), name.hasSuffix(".tmp"), parts.count >= 4,
+                  let pid = pid_t(parts[parts.count - 3]), pid != getpid() else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + name) }
+        }
+    }
+
     /// Removes a file; no error when it does not exist.
     static func remove(_ path: String, directory: String) throws(Failure) {
         if unlink(path) != 0 && errno != ENOENT { throw Failure(operation: "cannot remove", path: path, code: errno) }
