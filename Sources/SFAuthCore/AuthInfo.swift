@@ -16,4 +16,6 @@ public enum AuthType: String, Sendable, Equatable, Codable {
     case browser
     /// A refresh token grant (RFC 6749 §6).
     case refresh
+    /// Stored credentials reused as they are (no request made).
+    case stored
 }

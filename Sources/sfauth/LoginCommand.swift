@@ -91,10 +91,10 @@ struct LoginCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let store: FileCredentialStore
         let launcher: (any BrowserLauncher)?
-        do {
+        do throws(OAuthError) {
             store = try FileCredentialStore(environment: environment)
             launcher = try makeBrowserLauncher(environment: environment)
-        } catch let error as OAuthError {
+        } catch {
             throw CommandFailure(error)
         }
 

@@ -13,7 +13,7 @@ import Testing
         store = FileCredentialStore(directory: FileManager.default.temporaryDirectory.path + "/sfauth-coord-" + UUID().uuidString)
     }
 
-    func coordinator(browser: RedirectingBrowser, tokenEndpoint: ScriptedTokenEndpoint, delegate: Recorder,
+    func coordinator(browser: RedirectingBrowser, tokenEndpoint: any HTTPClient, delegate: Recorder,
                      scopes: [String] = ["api"]) -> OAuthCoordinator {
         OAuthCoordinator(configuration: .init(server: server, client: ClientConfiguration(clientId: "cli", scopes: scopes),
                                               timeout: .seconds(20), browserLauncher: browser),
@@ -65,6 +65,46 @@ import Testing
         _ = try await coordinator(browser: browser, tokenEndpoint: endpoint, delegate: delegate).authenticate()
         #expect(delegate.events == ["willBegin", "willOpenBrowser", "browserNotOpened(launchFailed)", "didReceiveAuthorizationCode",
                                     "didAuthenticate(stored)"])
+    }
+
+    @Test func accessTokenRefreshesAndTellsTheDelegate() async throws {
+        try seedExpiredCredentials()
+        let delegate = Recorder(store: store)
+        let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 200, body: Array(#"{"access_token":"at-2","expires_in":600}"#.utf8))))
+        let credentials = try await coordinator(browser: RedirectingBrowser(), tokenEndpoint: endpoint, delegate: delegate).accessToken()
+        #expect(credentials.accessToken == "at-2")
+        #expect(credentials.refreshToken == "rt-1")
+        #expect(delegate.events == ["willBegin", "didAuthenticate(stored)"])
+        #expect(delegate.authTypes == [.refresh, .refresh])
+    }
+
+    @Test func rejectedRefreshWithoutInteractionIsLoginRequiredAndTheDelegateHearsIt() async throws {
+        try seedExpiredCredentials()
+        let delegate = Recorder(store: store)
+        let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 400, body: Array(#"{"error":"invalid_grant"}"#.utf8))))
+        let coordinator = coordinator(browser: RedirectingBrowser(), tokenEndpoint: endpoint, delegate: delegate)
+        let error = await #expect(throws: OAuthError.self) { try await coordinator.accessToken(interactive: false) }
+        #expect(error?.recovery == .logInAgain)
+        #expect(delegate.events.count == 2)
+        #expect(delegate.events.last?.contains("no longer valid") == true)
+        #expect(try store.loadDefault()?.needsLogin == true)
+    }
+
+    @Test func rejectedRefreshFallsBackToTheBrowserWhenInteractive() async throws {
+        try seedExpiredCredentials()
+        let delegate = Recorder(store: store)
+        let credentials = try await coordinator(browser: RedirectingBrowser(), tokenEndpoint: PerGrantEndpoint(), delegate: delegate).accessToken()
+        #expect(credentials.accessToken == "browser-at")
+        #expect(delegate.authTypes.first == .refresh)
+        #expect(delegate.authTypes.last == .browser)
+        #expect(try store.loadDefault()?.needsLogin == false)
+    }
+
+    func seedExpiredCredentials() throws {
+        let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "cli"), redirectURI: "http://127.0.0.1:1/cb",
+                                           state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
+        try store.save(OAuthCredentials(response: TokenResponse(accessToken: "at-1", expiresIn: 1, refreshToken: "rt-1"),
+                                        request: request, now: Date(timeIntervalSince1970: 0)))
     }
 
     @Test func insecureTokenEndpointFailsBeforeAnythingOpens() async throws {
@@ -131,17 +171,32 @@ final class ScriptedTokenEndpoint: HTTPClient, @unchecked Sendable {
     }
 }
 
+/// Answers the refresh grant with invalid_grant and the code grant with a token.
+final class PerGrantEndpoint: HTTPClient, @unchecked Sendable {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if request.bodyText.hasPrefix("grant_type=refresh_token") {
+            return HTTPResponse(status: 400, body: Array(#"{"error":"invalid_grant"}"#.utf8))
+        }
+        return HTTPResponse(status: 200, body: Array(#"{"access_token":"browser-at","expires_in":600}"#.utf8))
+    }
+}
+
 /// Records delegate callbacks; on success also whether the credentials were already stored.
 final class Recorder: OAuthCoordinatorDelegate, @unchecked Sendable {
     private let store: FileCredentialStore
     private let recorded = Mutex<[String]>([])
+    private let types = Mutex<[AuthType]>([])
 
     init(store: FileCredentialStore) { self.store = store }
 
     var events: [String] { recorded.withLock { $0 } }
+    var authTypes: [AuthType] { types.withLock { $0 } }
     private func record(_ event: String) { recorded.withLock { $0.append(event) } }
 
-    func oauthCoordinator(_ c: OAuthCoordinator, willBeginAuthenticationWith info: AuthInfo) { record("willBegin") }
+    func oauthCoordinator(_ c: OAuthCoordinator, willBeginAuthenticationWith info: AuthInfo) {
+        types.withLock { $0.append(info.authType) }
+        record("willBegin")
+    }
     func oauthCoordinator(_ c: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String, info: AuthInfo) -> BrowserPresentation {
         record("willOpenBrowser")
         return .openBrowser
@@ -151,6 +206,7 @@ final class Recorder: OAuthCoordinatorDelegate, @unchecked Sendable {
     }
     func oauthCoordinator(_ c: OAuthCoordinator, didReceiveAuthorizationCodeWith info: AuthInfo) { record("didReceiveAuthorizationCode") }
     func oauthCoordinator(_ c: OAuthCoordinator, didAuthenticate credentials: OAuthCredentials, info: AuthInfo) {
+        types.withLock { $0.append(info.authType) }
         let stored = (try? store.load(identifier: credentials.identifier)) ?? nil
         record(stored == credentials ? "didAuthenticate(stored)" : "didAuthenticate(not stored)")
     }

@@ -89,6 +89,41 @@ public final class OAuthCoordinator: Sendable {
         }
     }
 
+    /// A usable access token, the way `SFOAuthCoordinator.authenticate` decides: the stored token
+    /// while it is valid; else a refresh when there is a refresh token; else — only when
+    /// `interactive` is true — the browser sign-in. The delegate hears a refresh (auth type
+    /// `.refresh`) or a browser sign-in like `authenticate()`; reusing a stored token is silent.
+    ///
+    /// - Parameters:
+    ///   - account: the stored account (identifier); default: the default account.
+    ///   - interactive: whether a browser sign-in may happen when nothing else works. Default: `true`.
+    /// - Throws: `OAuthError.loginRequired` (non-interactive, or the server rejected the refresh
+    ///   token — the delegate's `didFail` says so too), or any error of the refresh or sign-in.
+    public func accessToken(account: String? = nil, interactive: Bool = true) async throws(OAuthError) -> OAuthCredentials {
+        guard let store else { return try await authenticate() }
+        let source = TokenSource(store: store, httpClient: httpClient, now: now)
+        let stored: OAuthCredentials?
+        if let account { stored = try store.load(identifier: account) } else { stored = try store.loadDefault() }
+        if let stored, source.isUsable(stored) { return stored }
+
+        if let stored, !stored.needsLogin, try store.refreshToken(of: stored) != nil {
+            let info = AuthInfo(authType: .refresh)
+            delegate?.oauthCoordinator(self, willBeginAuthenticationWith: info)
+            do {
+                let refreshed = try await source.credentials(account: stored.identifier)
+                delegate?.oauthCoordinator(self, didAuthenticate: refreshed, info: info)
+                return refreshed
+            } catch {
+                delegate?.oauthCoordinator(self, didFailWith: error, info: info)
+                guard interactive, error.recovery == .logInAgain else { throw error }
+            }
+        }
+        guard interactive else {
+            throw .loginRequired("A browser sign-in is needed\(stored.map { " for \($0.displayLabel)" } ?? ""). Run `sfauth login`.")
+        }
+        return try await authenticate()
+    }
+
     /// Stops a flow in progress: the listener closes and `authenticate()` throws `OAuthError.cancelled`.
     /// Safe to call from any thread, at any time.
     public func cancel() {
