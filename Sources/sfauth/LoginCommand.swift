@@ -70,6 +70,9 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds to wait for the browser's redirect.", valueName: "seconds"))
     var timeout: Int = 300
 
+    @Option(help: ArgumentHelp("A short name for this account, for --account and sfauth use.", valueName: "name"))
+    var alias: String?
+
     func validate() throws {
         if (authorizeURL == nil) != (tokenURL == nil) {
             throw ValidationError("--authorize-url and --token-url go together; give both.")
@@ -85,6 +88,9 @@ struct LoginCommand: AsyncParsableCommand {
         }
         if timeout <= 0 { throw ValidationError("--timeout must be a positive number of seconds.") }
         if noBrowser && browserCommand != nil { throw ValidationError("--no-browser and --browser-command exclude each other.") }
+        if let alias, alias.isEmpty || alias.contains(where: { $0.isWhitespace || $0 == "/" }) {
+            throw ValidationError("--alias must be a non-empty name without spaces or '/'.")
+        }
     }
 
     func run() async throws {
@@ -100,7 +106,7 @@ struct LoginCommand: AsyncParsableCommand {
 
         let reporter = LoginProgressReporter(store: store, timeoutSeconds: timeout)
         let coordinator = OAuthCoordinator(
-            configuration: .init(server: server, client: client, timeout: .seconds(timeout), browserLauncher: launcher),
+            configuration: .init(server: server, client: client, timeout: .seconds(timeout), browserLauncher: launcher, alias: alias),
             delegate: reporter, store: store)
         let interrupts = InterruptHandler { coordinator.cancel() }
         defer { interrupts.stop() }

@@ -36,6 +36,18 @@ public struct AccountSummary: Sendable, Equatable, Encodable {
         case identifier, alias, username, server, isDefault = "default", state, expiresAt = "expires_at"
     }
 
+    /// Every key is always present (absent values are `null`), so scripts can rely on the shape.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(identifier, forKey: .identifier)
+        try container.encode(alias, forKey: .alias)
+        try container.encode(username, forKey: .username)
+        try container.encode(server, forKey: .server)
+        try container.encode(isDefault, forKey: .isDefault)
+        try container.encode(state, forKey: .state)
+        try container.encode(expiresAt, forKey: .expiresAt)
+    }
+
     /// Lists every stored account, default first marked, in identifier order.
     public static func list(store: any CredentialStore, tokenSource: TokenSource) throws(OAuthError) -> [AccountSummary] {
         let defaultIdentifier = try store.defaultIdentifier()

@@ -27,14 +27,22 @@ public final class OAuthCoordinator: Sendable {
         /// Opens the browser; `nil` means never open one and only show the URL (`--no-browser`).
         /// Default: `SystemBrowserLauncher()` (xdg-open, honouring `$BROWSER`).
         public var browserLauncher: (any BrowserLauncher)?
+        /// An alias for the account signed in; it is taken from any other account that had it.
+        /// Default: `nil` (keep the alias the account already has).
+        public var alias: String?
+        /// Whether the account signed in becomes the store's default account. Default: `true`.
+        public var makeDefault: Bool
 
         /// Creates a configuration.
         public init(server: AuthorizationServer, client: ClientConfiguration, timeout: Duration = .seconds(300),
-                    browserLauncher: (any BrowserLauncher)? = SystemBrowserLauncher()) {
+                    browserLauncher: (any BrowserLauncher)? = SystemBrowserLauncher(), alias: String? = nil,
+                    makeDefault: Bool = true) {
             self.server = server
             self.client = client
             self.timeout = timeout
             self.browserLauncher = browserLauncher
+            self.alias = alias
+            self.makeDefault = makeDefault
         }
     }
 
@@ -175,8 +183,8 @@ public final class OAuthCoordinator: Sendable {
         case .authorized(let response):
             delegate?.oauthCoordinator(self, didReceiveAuthorizationCodeWith: info)
             do {
-                let credentials = try await exchange(response, for: request)
-                try store?.save(credentials)
+                var credentials = try await exchange(response, for: request)
+                try keep(&credentials)
                 await listener.finish(.signedIn(detail: credentials.username ?? credentials.identifier))
                 return credentials
             } catch {
@@ -184,6 +192,25 @@ public final class OAuthCoordinator: Sendable {
                 throw error
             }
         }
+    }
+
+    /// Stores newly signed-in credentials: the same account signing in again replaces its record
+    /// (keeping its alias unless a new one was given), an alias moves from any other account, and
+    /// the account becomes the default when so configured.
+    private func keep(_ credentials: inout OAuthCredentials) throws(OAuthError) {
+        guard let store else { return }
+        let previous = try store.load(identifier: credentials.identifier)
+        credentials.alias = configuration.alias ?? previous?.alias
+        if let alias = configuration.alias {
+            for identifier in try store.identifiers() where identifier != credentials.identifier {
+                if var other = try store.load(identifier: identifier), other.alias == alias {
+                    other.alias = nil
+                    try store.save(other)
+                }
+            }
+        }
+        try store.save(credentials)
+        if configuration.makeDefault { try store.setDefault(credentials.identifier) }
     }
 
     /// Hands the URL to the delegate, then to the browser launcher; a launch failure is not fatal.

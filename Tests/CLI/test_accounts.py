@@ -1,0 +1,90 @@
+"""Many accounts end to end: keyed by who signed in, aliases, default selection, script output."""
+import json
+import shlex
+import subprocess
+
+from test_login import LOGIN_REQUIRED, OK, USAGE, call_api
+
+BOB = {"SFAUTH_TEST_USERNAME": "bob", "SFAUTH_TEST_PASSWORD": "bob-password"}
+
+
+def login(sfauth, *extra, **env):
+    result = sfauth.run(*sfauth.login_args(scope="openid profile email", extra=list(extra)), **env)
+    assert result.returncode == OK, result.stderr
+    return result
+
+
+def accounts(sfauth):
+    result = sfauth.run("accounts", "--json")
+    assert result.returncode == OK, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_same_account_twice_is_one_account(sfauth):
+    login(sfauth)
+    first = sfauth.run("token").stdout
+    login(sfauth)
+    assert len(accounts(sfauth)) == 1
+    assert sfauth.run("token").stdout != first
+
+
+def test_two_accounts_aliases_and_default(sfauth, server):
+    login(sfauth, "--alias", "main")
+    login(sfauth, "--alias", "other", **BOB)
+    listed = accounts(sfauth)
+    assert sorted(a["username"] for a in listed) == ["alice", "bob"]
+    assert [a["alias"] for a in listed if a["default"]] == ["other"]   # the latest login is the default
+    assert all(a["state"] == "valid" for a in listed)
+
+    table = sfauth.run("accounts").stdout.splitlines()
+    assert table[0].split() == ["ALIAS", "USERNAME", "SERVER", "STATE"]
+    assert any(line.startswith("*") and "bob" in line for line in table[1:])
+
+    resource = server["SFAUTH_TEST_RESOURCE_URL"]
+    assert call_api(resource, sfauth.run("token").stdout.strip())[1]["username"] == "bob"
+    assert call_api(resource, sfauth.run("token", "--account", "main").stdout.strip())[1]["username"] == "alice"
+    assert call_api(resource, sfauth.run("token", "--account", "alice").stdout.strip())[1]["username"] == "alice"
+
+    use = sfauth.run("use", "main")
+    assert use.returncode == OK and "alice" in use.stderr or "main" in use.stderr
+    assert call_api(resource, sfauth.run("token").stdout.strip())[1]["username"] == "alice"
+
+    missing = sfauth.run("token", "--account", "nobody")
+    assert missing.returncode == LOGIN_REQUIRED and "sfauth accounts" in missing.stderr
+    assert sfauth.run("use", "nobody").returncode == LOGIN_REQUIRED
+
+
+def test_alias_moves_to_the_account_that_claims_it(sfauth):
+    login(sfauth, "--alias", "work")
+    login(sfauth, "--alias", "work", **BOB)
+    by_user = {a["username"]: a["alias"] for a in accounts(sfauth)}
+    assert by_user == {"alice": None, "bob": "work"}
+    # A re-login without --alias keeps the alias.
+    login(sfauth, **BOB)
+    assert {a["username"]: a["alias"] for a in accounts(sfauth)}["bob"] == "work"
+
+
+def test_token_json_and_env_output(sfauth):
+    login(sfauth)
+    as_json = json.loads(sfauth.run("token", "--json").stdout)
+    assert set(as_json) == {"access_token", "token_type", "expires_at", "instance_url", "account", "username"}
+    assert as_json["username"] == "alice" and as_json["token_type"] == "Bearer"
+    env = sfauth.run("token", "--env").stdout
+    assert env.startswith("export SF_ACCESS_TOKEN=")
+    shell = subprocess.run(["bash", "-c", env + '\nprintf %s "$SF_ACCESS_TOKEN"'], capture_output=True, text=True)
+    assert shell.stdout == as_json["access_token"]
+    assert sfauth.run("token", "--json", "--env").returncode == USAGE
+
+
+def test_environment_token_wins(sfauth):
+    supplied = sfauth.run("token", SFAUTH_ACCESS_TOKEN="ci-token", SFAUTH_INSTANCE_URL="https://ci.example")
+    assert supplied.returncode == OK and supplied.stdout == "ci-token\n"
+    env = sfauth.run("token", "--env", SFAUTH_ACCESS_TOKEN="it's", SFAUTH_INSTANCE_URL="https://ci.example").stdout
+    assert shlex.split(env.splitlines()[0].removeprefix("export ")) == ["SF_ACCESS_TOKEN=it's"]
+    assert "SF_INSTANCE_URL='https://ci.example'" in env
+
+
+def test_accounts_when_empty(sfauth):
+    result = sfauth.run("accounts")
+    assert result.returncode == OK and result.stdout == "" and "sfauth login" in result.stderr
+    assert accounts(sfauth) == []
