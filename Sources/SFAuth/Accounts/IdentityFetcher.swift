@@ -27,7 +27,9 @@ public struct IdentityFetcher: Sendable {
     ///     Salesforce answers: `Bad_OAuth_Token`). Refresh the token and try once more before asking
     ///     for a browser login.
     ///   - `.configuration` when there is nowhere to ask (no identity URL, no userinfo endpoint), the
-    ///     endpoint is not https (or http to loopback), or the token lacks the scope (`insufficient_scope`).
+    ///     endpoint is not https (or http to loopback), or the token lacks the scope: `insufficient_scope`,
+    ///     or any refusal of a token that was not granted `openid` (OIDC userinfo needs it; DOT answers
+    ///     such a token 401 `invalid_token`).
     ///   - `.network` / `.cancelled` when no answer came; `.invalidServerResponse` for anything unusable
     ///     (5xx, HTML, not JSON, another user's identity).
     public func fetch(for credentials: OAuthCredentials) async throws(OAuthError) -> UserIdentity {
@@ -52,7 +54,15 @@ public struct IdentityFetcher: Sendable {
         } catch {
             throw .network("\(error)")
         }
-        let identity = try UserIdentity.decode(response, flavor: flavor)
+        let identity: UserIdentity
+        do {
+            identity = try UserIdentity.decode(response, flavor: flavor)
+        } catch .loginRequired(let message) where flavor == .standard && !credentials.scopes.contains("openid") {
+            // OIDC userinfo accepts only tokens granted `openid` (OIDC Core §5.3). Servers refuse other
+            // tokens with 401 invalid_token (django-oauth-toolkit) rather than 403 insufficient_scope,
+            // which would read as an expired token; a new login with the same scopes would not help.
+            throw .configuration("the userinfo endpoint \(endpoint) refused the access token, which was not granted the 'openid' scope OpenID Connect userinfo requires (granted: \(credentials.scopes.isEmpty ? "none" : credentials.scopes.joined(separator: " "))); sign in again requesting it. The server said: \(message)")
+        }
         try identity.requireUser(credentials.userId, flavor: flavor)
         return identity
     }
