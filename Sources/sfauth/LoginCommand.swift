@@ -43,6 +43,12 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Token endpoint of a non-Salesforce server (needs --authorize-url).", valueName: "url"))
     var tokenURL: String?
 
+    @Option(help: ArgumentHelp("Revocation endpoint (RFC 7009) of a non-Salesforce server, used by logout.", valueName: "url"))
+    var revokeURL: String?
+
+    @Option(help: ArgumentHelp("OpenID Connect userinfo endpoint of a non-Salesforce server, to learn who signed in.", valueName: "url"))
+    var userinfoURL: String?
+
     @Option(help: ArgumentHelp("The OAuth client id. Default for Salesforce: \(Salesforce.defaultClientId).", valueName: "id"))
     var clientId: String?
 
@@ -73,6 +79,9 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A short name for this account, for --account and sfauth use.", valueName: "name"))
     var alias: String?
 
+    @Flag(help: "Revoke the default account's tokens first and make the server ask for a fresh sign-in (prompt=login).")
+    var force = false
+
     func validate() throws {
         if (authorizeURL == nil) != (tokenURL == nil) {
             throw ValidationError("--authorize-url and --token-url go together; give both.")
@@ -82,6 +91,9 @@ struct LoginCommand: AsyncParsableCommand {
         }
         if sandbox && instanceURL != nil {
             throw ValidationError("Give either --sandbox or --instance-url, not both.")
+        }
+        if authorizeURL == nil && (revokeURL != nil || userinfoURL != nil) {
+            throw ValidationError("--revoke-url and --userinfo-url are for servers given with --authorize-url.")
         }
         if authorizeURL != nil && clientId == nil {
             throw ValidationError("--client-id is required with --authorize-url.")
@@ -104,6 +116,7 @@ struct LoginCommand: AsyncParsableCommand {
             throw CommandFailure(error)
         }
 
+        if force { await revokeDefaultAccount(in: store) }
         let reporter = LoginProgressReporter(store: store, timeoutSeconds: timeout)
         let coordinator = OAuthCoordinator(
             configuration: .init(server: server, client: client, timeout: .seconds(timeout), browserLauncher: launcher, alias: alias),
@@ -124,7 +137,8 @@ struct LoginCommand: AsyncParsableCommand {
 
     private var server: AuthorizationServer {
         if let authorizeURL, let tokenURL {
-            return AuthorizationServer(authorizationEndpoint: authorizeURL, tokenEndpoint: tokenURL)
+            return AuthorizationServer(authorizationEndpoint: authorizeURL, tokenEndpoint: tokenURL,
+                                       revocationEndpoint: revokeURL, userinfoEndpoint: userinfoURL)
         }
         return Salesforce.server(loginHost: instanceURL ?? (sandbox ? Salesforce.sandboxLoginHost : Salesforce.productionLoginHost))
     }
@@ -136,7 +150,16 @@ struct LoginCommand: AsyncParsableCommand {
             clientId: clientId ?? Salesforce.defaultClientId,
             scopes: requested.isEmpty && isSalesforce ? Salesforce.defaultScopes : requested,
             redirect: RedirectConfiguration(host: callbackHost ?? defaults.host, port: port ?? defaults.port,
-                                            path: callbackPath ?? defaults.path))
+                                            path: callbackPath ?? defaults.path),
+            additionalAuthorizationParameters: force ? [AuthorizationParameter(name: "prompt", value: "login")] : [])
+    }
+
+    /// `--force`: revoke the default account's tokens before signing in again (best effort).
+    private func revokeDefaultAccount(in store: FileCredentialStore) async {
+        guard let identifier = try? store.defaultIdentifier(), var credentials = try? store.load(identifier: identifier) else { return }
+        credentials.refreshToken = try? store.refreshToken(of: credentials)
+        let report = await TokenRevoker().revoke(credentials)
+        StandardError.line("Revoking the tokens of \(credentials.displayLabel) first: \(report.summary).")
     }
 
     private func makeBrowserLauncher(environment: [String: String]) throws(OAuthError) -> (any BrowserLauncher)? {

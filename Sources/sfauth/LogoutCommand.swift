@@ -5,35 +5,70 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// `sfauth logout`: forgets the default account's stored credentials.
-struct LogoutCommand: ParsableCommand {
+/// `sfauth logout`: revokes an account's tokens at the server and forgets them here.
+struct LogoutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logout",
-        abstract: "Forget the stored credentials of the default account.",
+        abstract: "Revoke an account's tokens at the server and remove them from this machine.",
         discussion: """
-            Removes the credentials from this machine. The next account stored (if any) becomes the default.
+            Revokes the refresh token (which ends its access tokens) and the access token (RFC 7009; \
+            Salesforce's /services/oauth2/revoke), then removes the stored credentials. When the server \
+            cannot be reached the credentials are still removed and the message says what could not be \
+            revoked. Logging out of the default account makes the first remaining account the default.
 
-            Example:
-              sfauth logout
+            Examples:
+              sfauth logout                 # the default account
+              sfauth logout work            # by alias, username or identifier
+              sfauth logout --all
+              sfauth logout --local-only    # forget without contacting the server
             """
     )
 
-    func run() throws {
+    @Argument(help: ArgumentHelp("Alias, username, email or identifier. Default: the default account.", valueName: "account"))
+    var account: String?
+
+    @Flag(help: "Log out of every stored account.")
+    var all = false
+
+    @Flag(help: "Only forget the credentials here; do not revoke them at the server.")
+    var localOnly = false
+
+    func validate() throws {
+        if all && account != nil { throw ValidationError("Give an account or --all, not both.") }
+    }
+
+    func run() async throws {
         do throws(OAuthError) {
             let store = try FileCredentialStore(environment: ProcessInfo.processInfo.environment)
-            guard let identifier = try store.defaultIdentifier() else {
-                StandardError.line("Not signed in; nothing to forget.")
+            let identifiers = try targets(in: store)
+            if identifiers.isEmpty {
+                StandardError.line("Not signed in; nothing to log out of.")
                 return
             }
-            let name = (try? store.load(identifier: identifier))??.username ?? identifier
-            try store.delete(identifier: identifier)
-            StandardError.line("Signed out of \(name): the stored credentials were removed from this machine.")
+            // Short timeouts: logging out must not hang on an unreachable server.
+            let revoker = TokenRevoker(httpClient: CurlHTTPClient(options: .init(connectTimeout: .seconds(5), totalTimeout: .seconds(15))))
+            for identifier in identifiers {
+                guard var credentials = try store.load(identifier: identifier) else { continue }
+                var outcome = "only removed from this machine (--local-only)"
+                if !localOnly {
+                    credentials.refreshToken = try? store.refreshToken(of: credentials)
+                    outcome = await revoker.revoke(credentials).summary
+                }
+                try store.delete(identifier: identifier)
+                StandardError.line("Logged out of \(credentials.displayLabel): \(outcome).")
+            }
+            if let next = try store.defaultIdentifier(), let credentials = try store.load(identifier: next) {
+                StandardError.line("The default account is now \(credentials.displayLabel).")
+            }
         } catch {
             throw CommandFailure(error)
         }
+    }
+
+    private func targets(in store: FileCredentialStore) throws(OAuthError) -> [String] {
+        if all { return try store.identifiers() }
+        if let account { return [try AccountResolver(store: store).identifier(for: account)] }
+        return try store.defaultIdentifier().map { [$0] } ?? []
     }
 }

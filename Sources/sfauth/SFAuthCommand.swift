@@ -22,7 +22,8 @@ struct SFAuthCommand: AsyncParsableCommand {
             3 login required, 4 cancelled or timed out, 5 refused by the server, 6 network or server failure.
             """,
         version: "0.1.0",
-        subcommands: [LoginCommand.self, TokenCommand.self, AccountsCommand.self, UseCommand.self, LogoutCommand.self]
+        subcommands: [LoginCommand.self, TokenCommand.self, AccountsCommand.self, UseCommand.self, WhoamiCommand.self,
+                      LogoutCommand.self]
     )
 
     /// Parses the arguments, runs the command and exits with the documented status. Usage errors

@@ -47,10 +47,12 @@ class Sfauth:
             "SFAUTH_TEST_BROWSER_FORGE": "0",
         })
 
-    def login_args(self, client_id=None, scope="openid profile", token_url=None, extra=()):
+    def login_args(self, client_id=None, scope="openid profile", token_url=None, revoke_url=None, extra=()):
         return ["login",
                 "--authorize-url", self.server["SFAUTH_TEST_AUTHORIZE_URL"],
                 "--token-url", token_url or self.server["SFAUTH_TEST_TOKEN_URL"],
+                "--revoke-url", revoke_url or self.server["SFAUTH_TEST_REVOKE_URL"],
+                "--userinfo-url", self.server["SFAUTH_TEST_USERINFO_URL"],
                 "--client-id", client_id or self.server["SFAUTH_TEST_CLIENT_ID"],
                 "--scope", scope, *extra]
 

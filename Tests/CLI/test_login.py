@@ -134,11 +134,11 @@ def test_server_refusal_keeps_the_error_verbatim(sfauth, server):
 def test_logout_forgets_credentials(sfauth):
     assert sfauth.run(*sfauth.login_args()).returncode == OK
     logout = sfauth.run("logout")
-    assert logout.returncode == OK and "Signed out" in logout.stderr and logout.stdout == ""
+    assert logout.returncode == OK and "Logged out of alice" in logout.stderr and logout.stdout == ""
     assert sfauth.stored_accounts() == []
     assert sfauth.run("token").returncode == LOGIN_REQUIRED
     again = sfauth.run("logout")
-    assert again.returncode == OK and "nothing to forget" in again.stderr
+    assert again.returncode == OK and "nothing to log out of" in again.stderr
 
 
 def test_token_without_login(sfauth):
@@ -177,7 +177,7 @@ def test_insecure_endpoint_is_a_configuration_error(sfauth):
 
 
 def test_help_has_examples(sfauth):
-    for command in ([], ["login"], ["token"], ["logout"]):
+    for command in ([], ["login"], ["token"], ["logout"], ["accounts"], ["use"], ["whoami"]):
         result = sfauth.run(*command, "--help")
         assert result.returncode == OK
         assert "Example" in result.stdout

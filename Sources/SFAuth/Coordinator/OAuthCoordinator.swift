@@ -32,17 +32,21 @@ public final class OAuthCoordinator: Sendable {
         public var alias: String?
         /// Whether the account signed in becomes the store's default account. Default: `true`.
         public var makeDefault: Bool
+        /// Whether to ask the server who signed in (OIDC userinfo or Salesforce's identity URL) after
+        /// the exchange, for the username, display name and email. Best effort. Default: `true`.
+        public var fetchIdentity: Bool
 
         /// Creates a configuration.
         public init(server: AuthorizationServer, client: ClientConfiguration, timeout: Duration = .seconds(300),
                     browserLauncher: (any BrowserLauncher)? = SystemBrowserLauncher(), alias: String? = nil,
-                    makeDefault: Bool = true) {
+                    makeDefault: Bool = true, fetchIdentity: Bool = true) {
             self.server = server
             self.client = client
             self.timeout = timeout
             self.browserLauncher = browserLauncher
             self.alias = alias
             self.makeDefault = makeDefault
+            self.fetchIdentity = fetchIdentity
         }
     }
 
@@ -184,8 +188,13 @@ public final class OAuthCoordinator: Sendable {
             delegate?.oauthCoordinator(self, didReceiveAuthorizationCodeWith: info)
             do {
                 var credentials = try await exchange(response, for: request)
-                try keep(&credentials)
+                if configuration.fetchIdentity { await addIdentity(to: &credentials) }
+                let replaced = try keep(&credentials)
                 await listener.finish(.signedIn(detail: credentials.username ?? credentials.identifier))
+                if let replaced, replaced.refreshToken != nil, replaced.refreshToken != credentials.refreshToken {
+                    // Best effort: the replaced refresh token should not stay alive at the server.
+                    _ = await TokenRevoker(httpClient: httpClient).revoke(replaced)
+                }
                 return credentials
             } catch {
                 await listener.finish(.failed(message: error.description))
@@ -197,9 +206,11 @@ public final class OAuthCoordinator: Sendable {
     /// Stores newly signed-in credentials: the same account signing in again replaces its record
     /// (keeping its alias unless a new one was given), an alias moves from any other account, and
     /// the account becomes the default when so configured.
-    private func keep(_ credentials: inout OAuthCredentials) throws(OAuthError) {
-        guard let store else { return }
-        let previous = try store.load(identifier: credentials.identifier)
+    /// - Returns: the credentials this sign-in replaced, if the account was already stored.
+    private func keep(_ credentials: inout OAuthCredentials) throws(OAuthError) -> OAuthCredentials? {
+        guard let store else { return nil }
+        var previous = try store.load(identifier: credentials.identifier)
+        if let stored = previous { previous?.refreshToken = try store.refreshToken(of: stored) }
         credentials.alias = configuration.alias ?? previous?.alias
         if let alias = configuration.alias {
             for identifier in try store.identifiers() where identifier != credentials.identifier {
@@ -211,6 +222,20 @@ public final class OAuthCoordinator: Sendable {
         }
         try store.save(credentials)
         if configuration.makeDefault { try store.setDefault(credentials.identifier) }
+        return previous
+    }
+
+    /// Fills in who signed in from the server's identity endpoint; a failure leaves the credentials as they are.
+    private func addIdentity(to credentials: inout OAuthCredentials) async {
+        guard let identity = try? await IdentityFetcher(httpClient: httpClient).fetch(for: credentials) else { return }
+        credentials.username = identity.username ?? credentials.username
+        credentials.displayName = identity.displayName ?? credentials.displayName
+        credentials.email = identity.email ?? credentials.email
+        credentials.organizationId = identity.organizationId ?? credentials.organizationId
+        if credentials.userId == nil, let userId = identity.userId {
+            credentials.userId = userId
+            credentials.identifier = AccountIdentifier.make(server: credentials.server, userId: userId, clientId: credentials.clientId)
+        }
     }
 
     /// Hands the URL to the delegate, then to the browser launcher; a launch failure is not fatal.

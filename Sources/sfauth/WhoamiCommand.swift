@@ -1,0 +1,56 @@
+import ArgumentParser
+import SFAuth
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// `sfauth whoami`: shows who an account belongs to.
+struct WhoamiCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "whoami",
+        abstract: "Show who the default (or given) account belongs to.",
+        discussion: """
+            Prints what the server said at sign-in: username, display name, email, user and organization \
+            ids, and where API calls go. Makes no network request.
+
+            Examples:
+              sfauth whoami
+              sfauth whoami --account work --json
+            """
+    )
+
+    @Option(help: ArgumentHelp("Alias, username, email or identifier. Default: the default account.", valueName: "account"))
+    var account: String?
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func run() throws {
+        do throws(OAuthError) {
+            let store = try FileCredentialStore(environment: ProcessInfo.processInfo.environment)
+            let identifier = if let account { try AccountResolver(store: store).identifier(for: account) } else { try store.defaultIdentifier() }
+            guard let identifier, let credentials = try store.load(identifier: identifier) else {
+                throw OAuthError.loginRequired("Not signed in. Run `sfauth login` first.")
+            }
+            let fields: [(String, String?)] = [
+                ("username", credentials.username), ("name", credentials.displayName), ("email", credentials.email),
+                ("user_id", credentials.userId), ("organization_id", credentials.organizationId),
+                ("instance_url", credentials.instanceURL), ("server", credentials.server.issuer ?? credentials.server.tokenEndpoint),
+                ("alias", credentials.alias), ("account", credentials.identifier),
+            ]
+            if json {
+                let object = Dictionary(uniqueKeysWithValues: fields.map { ($0.0, $0.1.map(JSONValue.string) ?? .null) })
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                print(String(decoding: (try? encoder.encode(object)) ?? Data("{}".utf8), as: UTF8.self))
+            } else {
+                let width = fields.map(\.0.count).max() ?? 0
+                print(fields.compactMap { name, value in value.map { "\(name.padding(toLength: width))  \($0)" } }.joined(separator: "\n"))
+            }
+        } catch {
+            throw CommandFailure(error)
+        }
+    }
+}

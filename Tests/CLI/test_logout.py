@@ -1,0 +1,109 @@
+"""Revocation end to end: logout revokes at the server and forgets locally; re-login and --force
+revoke what they replace."""
+import json
+
+from conftest import free_port
+from test_accounts import BOB, accounts, login
+from test_login import OK, LOGIN_REQUIRED, call_api
+
+
+def stored(sfauth):
+    [name] = sfauth.stored_accounts()
+    return json.loads((sfauth.home / "accounts" / name).read_text())
+
+
+def refresh_with(server, refresh_token, client_id):
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+    body = urllib.parse.urlencode({"grant_type": "refresh_token", "refresh_token": refresh_token,
+                                   "client_id": client_id}).encode()
+    try:
+        with urllib.request.urlopen(urllib.request.Request(server["SFAUTH_TEST_TOKEN_URL"], data=body), timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_logout_revokes_at_the_server(sfauth, server):
+    login(sfauth)
+    old = stored(sfauth)
+    logout = sfauth.run("logout")
+    assert logout.returncode == OK, logout.stderr
+    assert "revoked the refresh token" in logout.stderr
+    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], old["accessToken"])[0] == 401
+    assert refresh_with(server, old["refreshToken"], old["clientId"]) == 400
+    assert sfauth.stored_accounts() == []
+
+
+def test_unreachable_server_still_forgets_and_says_so(sfauth, server):
+    dead = f"http://127.0.0.1:{free_port()}/o/revoke_token/"
+    result = sfauth.run(*sfauth.login_args(scope="openid profile", revoke_url=dead))
+    assert result.returncode == OK, result.stderr
+    old = stored(sfauth)
+    logout = sfauth.run("logout")
+    assert logout.returncode == OK
+    assert "could not reach" in logout.stderr and "only forgotten locally" in logout.stderr
+    assert sfauth.stored_accounts() == []
+    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], old["accessToken"])[0] == 200   # honestly not revoked
+
+
+def test_local_only_does_not_contact_the_server(sfauth, server):
+    login(sfauth)
+    old = stored(sfauth)
+    logout = sfauth.run("logout", "--local-only")
+    assert logout.returncode == OK and "--local-only" in logout.stderr
+    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], old["accessToken"])[0] == 200
+
+
+def test_logout_of_default_selects_first_remaining_and_all_removes_everything(sfauth):
+    login(sfauth, "--alias", "a")
+    login(sfauth, "--alias", "b", **BOB)             # bob is now the default
+    logout = sfauth.run("logout")
+    assert logout.returncode == OK and "Logged out of b" in logout.stderr
+    assert "The default account is now a" in logout.stderr
+    assert [a["alias"] for a in accounts(sfauth) if a["default"]] == ["a"]
+    login(sfauth, "--alias", "b", **BOB)
+    everything = sfauth.run("logout", "--all")
+    assert everything.returncode == OK and everything.stderr.count("Logged out of") == 2
+    assert accounts(sfauth) == []
+    assert sfauth.run("token").returncode == LOGIN_REQUIRED
+
+
+def test_logout_of_a_named_account(sfauth):
+    login(sfauth, "--alias", "a")
+    login(sfauth, "--alias", "b", **BOB)
+    assert sfauth.run("logout", "a").returncode == OK
+    assert [a["alias"] for a in accounts(sfauth)] == ["b"]
+    assert sfauth.run("logout", "nobody").returncode == LOGIN_REQUIRED
+
+
+def test_relogin_revokes_the_replaced_refresh_token(sfauth, server):
+    login(sfauth)
+    old = stored(sfauth)
+    login(sfauth)
+    new = stored(sfauth)
+    assert new["refreshToken"] != old["refreshToken"]
+    assert refresh_with(server, old["refreshToken"], old["clientId"]) == 400
+    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], new["accessToken"])[0] == 200
+
+
+def test_force_revokes_first_and_asks_for_a_fresh_sign_in(sfauth, server):
+    login(sfauth)
+    old = stored(sfauth)
+    sfauth.browser_report()                            # wait for the first login's report, then drop it
+    sfauth.browser_log.unlink()
+    forced = login(sfauth, "--force")
+    assert "Revoking the tokens of alice first: revoked" in forced.stderr
+    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], old["accessToken"])[0] == 401
+    assert "prompt=login" in sfauth.browser_report()["url"]
+
+
+def test_whoami_shows_the_identity_from_the_server(sfauth):
+    login(sfauth)
+    who = sfauth.run("whoami")
+    assert who.returncode == OK
+    lines = dict(line.split(None, 1) for line in who.stdout.splitlines())
+    assert lines["username"] == "alice" and lines["email"] == "alice@example.test" and lines["name"] == "Alice Example"
+    as_json = json.loads(sfauth.run("whoami", "--json").stdout)
+    assert as_json["user_id"] == "1" and as_json["organization_id"] is None
