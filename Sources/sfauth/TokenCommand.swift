@@ -51,11 +51,26 @@ struct TokenCommand: AsyncParsableCommand {
         if status != .success { throw ExitCode(status.rawValue) }
     }
 
-    /// Answers `sfauth token` without options before any argument parsing; `nil` for anything else.
-    static func runFastPath(arguments: [String]) async -> Int32? {
+    /// Answers `sfauth token` without options before any argument parsing, synchronously, when the
+    /// stored token is usable (or no refresh can help). `nil` when the full command must run: other
+    /// arguments, or a token that needs a refresh.
+    static func runFastPath(arguments: [String]) -> Int32? {
         guard arguments == ["token"] else { return nil }
-        return await printToken(account: nil, forceRefresh: false, output: .bare,
-                                environment: ProcessInfo.processInfo.environment).rawValue
+        let environment = ProcessInfo.processInfo.environment
+        if let supplied = EnvironmentToken.read(from: environment) {
+            print(supplied.accessToken)
+            return ExitStatus.success.rawValue
+        }
+        do throws(OAuthError) {
+            let store = try FileCredentialStore(environment: environment)
+            let source = TokenSource(store: store, options: try TokenSource.Options(environment: environment))
+            guard let credentials = try source.usableStoredCredentials() else { return nil }
+            print(credentials.accessToken)
+            return ExitStatus.success.rawValue
+        } catch {
+            StandardError.line("sfauth: \(error.description)")
+            return ExitStatus(error).rawValue
+        }
     }
 
     /// Prints the token on stdout, or one line on stderr; returns the exit status.

@@ -1,11 +1,14 @@
-// The `sfauth` command. `sfauth token` (without options) is answered before the argument parser is
-// even set up: scripts call it constantly and it must cost a few milliseconds.
+// The `sfauth` command. `sfauth token` with a usable stored token is answered synchronously, before
+// the argument parser is set up and before Swift's concurrency runtime starts any thread: scripts call
+// it constantly and it must cost a few milliseconds.
+import Dispatch
 import SFAuth
 #if canImport(Glibc)
 import Glibc
 #endif
 
-if let status = await TokenCommand.runFastPath(arguments: Array(CommandLine.arguments.dropFirst())) {
+if let status = TokenCommand.runFastPath(arguments: Array(CommandLine.arguments.dropFirst())) {
     exit(status)
 }
-await SFAuthCommand.runAndExit()
+Task { await SFAuthCommand.runAndExit() }
+dispatchMain()

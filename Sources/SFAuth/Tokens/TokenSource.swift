@@ -69,6 +69,18 @@ public struct TokenSource: Sendable {
         !credentials.needsLogin && !credentials.isExpired(at: now(), leeway: options.leeway, assumedLifetime: options.assumedLifetime)
     }
 
+    /// The stored credentials when they can be used as they are, without any request; `nil` when
+    /// they need a refresh first. Synchronous, so a caller with a valid token never starts the
+    /// concurrency runtime (`sfauth token`'s fast path).
+    ///
+    /// - Throws: what `credentials(account:)` throws when no refresh can help.
+    public func usableStoredCredentials(account: String? = nil) throws(OAuthError) -> OAuthCredentials? {
+        let stored = try load(account)
+        if isUsable(stored) { return stored }
+        try requireRefreshable(stored)
+        return nil
+    }
+
     /// Credentials with a usable access token for `account` (default: the default account).
     ///
     /// - Parameter forceRefresh: refresh even if the stored token looks valid (e.g. the API just
