@@ -17,18 +17,29 @@ import SFAuthCore
 /// - `locks/<percent-encoded identifier>.lock` — held while that account's tokens are refreshed.
 ///
 /// Reading the default account is two small file reads and no lock, which keeps `sfauth token` fast.
+///
+/// With a `SecretStore` (the keyring), refresh tokens are kept there instead of in the files: `save`
+/// writes the refresh token to the secret store first, then the record without it (marked
+/// `refreshTokenInSecretStore`), so a crash in between leaves the newest refresh token stored. The
+/// secret store is only asked when a refresh token is needed, never to read a valid access token.
 public struct FileCredentialStore: CredentialStore {
     /// The directory, e.g. `~/.local/share/sfauth`.
     public let directory: String
+    /// Where refresh tokens are saved; `nil` keeps them in the 0600 files.
+    public let secretStore: (any SecretStore)?
+
+    /// The `kind` under which refresh tokens are kept in the secret store.
+    static let refreshTokenKind = "refresh_token"
 
     /// Uses `directory`, which is created (0700) on the first write.
-    public init(directory: String) {
+    public init(directory: String, secretStore: (any SecretStore)? = nil) {
         self.directory = directory
+        self.secretStore = secretStore
     }
 
     /// Uses the directory `StoreLocation` picks for `environment`.
-    public init(environment: [String: String]) throws(OAuthError) {
-        self.init(directory: try StoreLocation.credentialsDirectory(environment: environment))
+    public init(environment: [String: String], secretStore: (any SecretStore)? = nil) throws(OAuthError) {
+        self.init(directory: try StoreLocation.credentialsDirectory(environment: environment), secretStore: secretStore)
     }
 
     var accountsDirectory: String { directory + "/accounts" }
@@ -56,6 +67,14 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     public func save(_ credentials: OAuthCredentials) throws(OAuthError) {
+        var credentials = credentials
+        if let secretStore, let refreshToken = credentials.refreshToken {
+            try secretStore.setSecret(refreshToken, account: credentials.identifier, kind: Self.refreshTokenKind)
+            credentials.refreshToken = nil
+            credentials.refreshTokenInSecretStore = true
+        } else if credentials.refreshToken != nil {
+            credentials.refreshTokenInSecretStore = nil
+        }
         try locked { () throws(POSIXFile.Failure) in
             try POSIXFile.makePrivateDirectory(accountsDirectory)
             try POSIXFile.writeAtomically(Self.encode(credentials), to: path(for: credentials.identifier), directory: accountsDirectory)
@@ -67,6 +86,9 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     public func delete(identifier: String) throws(OAuthError) {
+        if let secretStore, try load(identifier: identifier)?.refreshTokenInSecretStore == true {
+            try secretStore.deleteSecret(account: identifier, kind: Self.refreshTokenKind)
+        }
         try locked { () throws(POSIXFile.Failure) in
             try POSIXFile.remove(path(for: identifier), directory: accountsDirectory)
             guard try readDefault() == identifier else { return }
@@ -100,7 +122,14 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     public func refreshToken(of credentials: OAuthCredentials) throws(OAuthError) -> String? {
-        credentials.refreshToken
+        guard credentials.refreshTokenInSecretStore == true else { return credentials.refreshToken }
+        guard let secretStore else {
+            throw .storage("the refresh token of \(credentials.displayLabel) is in the keyring, but the keyring is not in use (--storage file / SFAUTH_STORAGE=file); use --storage keyring or auto")
+        }
+        guard let token = try secretStore.secret(account: credentials.identifier, kind: Self.refreshTokenKind) else {
+            throw .loginRequired("The refresh token of \(credentials.displayLabel) is missing from \(secretStore.displayName). Run `sfauth login` again.")
+        }
+        return token
     }
 
     // MARK: - File format
