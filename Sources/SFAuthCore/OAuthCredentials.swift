@@ -91,6 +91,9 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
         expiry(assumedLifetime: assumedLifetime).timeIntervalSince(now) <= leeway
     }
 
+    /// Whether there is a refresh token, in this record or in the secret store (without asking it).
+    public var hasRefreshToken: Bool { refreshToken != nil || refreshTokenInSecretStore == true }
+
     /// Whether only a new browser login can help (the server rejected the refresh token).
     public var needsLogin: Bool { status == .loginRequired }
 

@@ -27,7 +27,7 @@ struct AccountsCommand: ParsableCommand {
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
         do throws(OAuthError) {
-            let store = try FileCredentialStore(environment: environment)
+            let store = try StoreSetup.existingAccounts()
             let source = TokenSource(store: store, options: try TokenSource.Options(environment: environment))
             let accounts = try AccountSummary.list(store: store, tokenSource: source)
             if json {

@@ -79,6 +79,10 @@ struct LoginCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A short name for this account, for --account and sfauth use.", valueName: "name"))
     var alias: String?
 
+    @Option(help: ArgumentHelp("Where the refresh token goes: auto (the keyring when one answers, else the 0600 file), keyring, or file. Default: $SFAUTH_STORAGE or auto.",
+                               valueName: "mode"))
+    var storage: StorageMode?
+
     @Flag(help: "Revoke the default account's tokens first and make the server ask for a fresh sign-in (prompt=login).")
     var force = false
 
@@ -110,7 +114,10 @@ struct LoginCommand: AsyncParsableCommand {
         let store: FileCredentialStore
         let launcher: (any BrowserLauncher)?
         do throws(OAuthError) {
-            store = try FileCredentialStore(environment: environment)
+            let mode = if let storage { storage } else { try StorageMode(environment: environment) }
+            let setup = try mode.store(environment: environment, signingIn: true)
+            store = setup.store
+            if let notice = setup.notice { StandardError.line(notice) }
             launcher = try makeBrowserLauncher(environment: environment)
         } catch {
             throw CommandFailure(error)
@@ -176,3 +183,5 @@ struct LoginCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension StorageMode: ExpressibleByArgument {}

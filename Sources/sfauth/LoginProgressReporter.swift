@@ -36,7 +36,11 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
     func oauthCoordinator(_ coordinator: OAuthCoordinator, didAuthenticate credentials: OAuthCredentials, info: AuthInfo) {
         let who = credentials.username ?? "user \(credentials.userId ?? "unknown")"
         let at = credentials.instanceURL ?? EndpointURL.parts(of: credentials.server.tokenEndpoint)?.host ?? "the server"
-        say("Signed in as \(who) at \(at). Credentials saved in \(store.path(for: credentials.identifier)).")
+        var saved = "Credentials saved in \(store.path(for: credentials.identifier))"
+        if let secretStore = store.secretStore, store.placesNewRefreshTokensInSecretStore, credentials.refreshToken != nil {
+            saved += ", the refresh token in \(secretStore.displayName)"
+        }
+        say("Signed in as \(who) at \(at). \(saved).")
     }
 
     private func say(_ line: String) {

@@ -40,7 +40,7 @@ struct LogoutCommand: AsyncParsableCommand {
 
     func run() async throws {
         do throws(OAuthError) {
-            let store = try FileCredentialStore(environment: ProcessInfo.processInfo.environment)
+            let store = try StoreSetup.existingAccounts()
             let identifiers = try targets(in: store)
             if identifiers.isEmpty {
                 StandardError.line("Not signed in; nothing to log out of.")

@@ -81,7 +81,7 @@ struct TokenCommand: AsyncParsableCommand {
             return .success
         }
         do throws(OAuthError) {
-            let store = try FileCredentialStore(environment: environment)
+            let store = try StorageMode(environment: environment).store(environment: environment, signingIn: false).store
             let source = TokenSource(store: store, options: try TokenSource.Options(environment: environment))
             var identifier: String?
             if let account { identifier = try AccountResolver(store: store).identifier(for: account) }

@@ -23,7 +23,7 @@ struct UseCommand: ParsableCommand {
 
     func run() throws {
         do throws(OAuthError) {
-            let store = try FileCredentialStore(environment: ProcessInfo.processInfo.environment)
+            let store = try StoreSetup.existingAccounts()
             let identifier = try AccountResolver(store: store).identifier(for: account)
             try store.setDefault(identifier)
             let label = (try store.load(identifier: identifier))?.displayLabel ?? identifier

@@ -29,7 +29,7 @@ struct WhoamiCommand: ParsableCommand {
 
     func run() throws {
         do throws(OAuthError) {
-            let store = try FileCredentialStore(environment: ProcessInfo.processInfo.environment)
+            let store = try StoreSetup.existingAccounts()
             let identifier = if let account { try AccountResolver(store: store).identifier(for: account) } else { try store.defaultIdentifier() }
             guard let identifier, let credentials = try store.load(identifier: identifier) else {
                 throw OAuthError.loginRequired("Not signed in. Run `sfauth login` first.")

@@ -57,7 +57,7 @@ public struct AccountSummary: Sendable, Equatable, Encodable {
             let state: State
             if tokenSource.isUsable(credentials) {
                 state = .valid
-            } else if !credentials.needsLogin, try store.refreshToken(of: credentials) != nil {
+            } else if !credentials.needsLogin && credentials.hasRefreshToken {
                 state = .expiredRefreshable
             } else {
                 state = .loginRequired

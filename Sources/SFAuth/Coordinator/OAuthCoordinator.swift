@@ -118,7 +118,7 @@ public final class OAuthCoordinator: Sendable {
         if let account { stored = try store.load(identifier: account) } else { stored = try store.loadDefault() }
         if let stored, source.isUsable(stored) { return stored }
 
-        if let stored, !stored.needsLogin, try store.refreshToken(of: stored) != nil {
+        if let stored, !stored.needsLogin, stored.hasRefreshToken {
             let info = AuthInfo(authType: .refresh)
             delegate?.oauthCoordinator(self, willBeginAuthenticationWith: info)
             do {
@@ -210,7 +210,8 @@ public final class OAuthCoordinator: Sendable {
     private func keep(_ credentials: inout OAuthCredentials) throws(OAuthError) -> OAuthCredentials? {
         guard let store else { return nil }
         var previous = try store.load(identifier: credentials.identifier)
-        if let stored = previous { previous?.refreshToken = try store.refreshToken(of: stored) }
+        // For revoking the replaced refresh token later; if the keyring cannot say, it is not revoked.
+        if let stored = previous { previous?.refreshToken = try? store.refreshToken(of: stored) }
         credentials.alias = configuration.alias ?? previous?.alias
         if let alias = configuration.alias {
             for identifier in try store.identifiers() where identifier != credentials.identifier {

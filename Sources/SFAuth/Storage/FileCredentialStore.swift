@@ -25,21 +25,32 @@ import SFAuthCore
 public struct FileCredentialStore: CredentialStore {
     /// The directory, e.g. `~/.local/share/sfauth`.
     public let directory: String
-    /// Where refresh tokens are saved; `nil` keeps them in the 0600 files.
+    /// Where refresh tokens are kept for accounts that use it; `nil` keeps them in the 0600 files.
     public let secretStore: (any SecretStore)?
+    /// Whether credentials that have no place yet (a new sign-in) put their refresh token in the
+    /// secret store. An account keeps its place on later saves (a refresh), whatever this says.
+    public let placesNewRefreshTokensInSecretStore: Bool
 
     /// The `kind` under which refresh tokens are kept in the secret store.
     static let refreshTokenKind = "refresh_token"
 
     /// Uses `directory`, which is created (0700) on the first write.
-    public init(directory: String, secretStore: (any SecretStore)? = nil) {
+    ///
+    /// - Parameters:
+    ///   - secretStore: where refresh tokens of accounts that use it are kept (the keyring).
+    ///   - placesNewRefreshTokensInSecretStore: whether a new sign-in's refresh token goes there.
+    ///     Default: `true` when a secret store is given.
+    public init(directory: String, secretStore: (any SecretStore)? = nil, placesNewRefreshTokensInSecretStore: Bool? = nil) {
         self.directory = directory
         self.secretStore = secretStore
+        self.placesNewRefreshTokensInSecretStore = placesNewRefreshTokensInSecretStore ?? (secretStore != nil)
     }
 
     /// Uses the directory `StoreLocation` picks for `environment`.
-    public init(environment: [String: String], secretStore: (any SecretStore)? = nil) throws(OAuthError) {
-        self.init(directory: try StoreLocation.credentialsDirectory(environment: environment), secretStore: secretStore)
+    public init(environment: [String: String], secretStore: (any SecretStore)? = nil,
+                placesNewRefreshTokensInSecretStore: Bool? = nil) throws(OAuthError) {
+        self.init(directory: try StoreLocation.credentialsDirectory(environment: environment), secretStore: secretStore,
+                  placesNewRefreshTokensInSecretStore: placesNewRefreshTokensInSecretStore)
     }
 
     var accountsDirectory: String { directory + "/accounts" }
@@ -68,7 +79,11 @@ public struct FileCredentialStore: CredentialStore {
 
     public func save(_ credentials: OAuthCredentials) throws(OAuthError) {
         var credentials = credentials
-        if let secretStore, let refreshToken = credentials.refreshToken {
+        let inSecretStore = credentials.refreshTokenInSecretStore ?? placesNewRefreshTokensInSecretStore
+        if inSecretStore, let refreshToken = credentials.refreshToken {
+            guard let secretStore else {
+                throw .storage("the refresh token of \(credentials.displayLabel) belongs in the keyring, but the keyring is not in use (--storage file / SFAUTH_STORAGE=file)")
+            }
             try secretStore.setSecret(refreshToken, account: credentials.identifier, kind: Self.refreshTokenKind)
             credentials.refreshToken = nil
             credentials.refreshTokenInSecretStore = true

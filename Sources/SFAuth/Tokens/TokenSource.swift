@@ -123,7 +123,7 @@ public struct TokenSource: Sendable {
         if credentials.needsLogin {
             throw .loginRequired("The sign-in of \(credentials.displayLabel) is no longer valid (the server rejected its refresh token). Run `sfauth login` again.")
         }
-        guard try store.refreshToken(of: credentials) != nil else {
+        guard credentials.hasRefreshToken else {
             throw .loginRequired("The access token of \(credentials.displayLabel) has expired and there is no refresh token. Run `sfauth login` again.")
         }
     }
