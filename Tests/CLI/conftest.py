@@ -45,6 +45,8 @@ class Sfauth:
             "SFAUTH_TEST_BROWSER_LOG": str(self.browser_log),
             "SFAUTH_TEST_BROWSER_ACTION": "approve",
             "SFAUTH_TEST_BROWSER_FORGE": "0",
+            # Tests read refresh tokens from the files; the keyring tests choose the keyring themselves.
+            "SFAUTH_STORAGE": "file",
         })
 
     def login_args(self, client_id=None, scope="openid profile", token_url=None, revoke_url=None, extra=()):
