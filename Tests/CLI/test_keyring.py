@@ -39,7 +39,7 @@ def test_keyring_login_refresh_and_logout(sfauth, server):
     # Expiry: the refresh uses the keyring's token and stores the rotated one there.
     wait_for_expiry(path)
     before = refresh_count(server)
-    token = sfauth.run("token", **SHORT_LEEWAY)
+    token = sfauth.run("token", SFAUTH_STORAGE="auto", **SHORT_LEEWAY)
     assert token.returncode == OK, token.stderr
     assert refresh_count(server) == before + 1
     assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], token.stdout.strip())[0] == 200
@@ -47,9 +47,22 @@ def test_keyring_login_refresh_and_logout(sfauth, server):
     assert rotated and rotated != stored_secret
     assert "refreshToken" not in json.loads(path.read_text())
 
-    logout = sfauth.run("logout")
+    logout = sfauth.run("logout", SFAUTH_STORAGE="auto")
     assert logout.returncode == OK and "revoked the refresh token" in logout.stderr
     assert secret_tool_lookup(record["identifier"]) is None
+
+
+def test_a_keyring_account_with_the_keyring_switched_off_says_why(sfauth, server):
+    result = sfauth.run(*sfauth.login_args(client_id=server["SFAUTH_TEST_SHORT_CLIENT_ID"]), SFAUTH_STORAGE="keyring")
+    assert result.returncode == OK, result.stderr
+    [name] = sfauth.stored_accounts()
+    wait_for_expiry(sfauth.home / "accounts" / name)
+    token = sfauth.run("token", SFAUTH_STORAGE="file", **SHORT_LEEWAY)
+    assert token.returncode == 1 and "keyring is not in use" in token.stderr
+    # A valid token never needs the keyring, whatever the mode.
+    fresh = sfauth.run("token", "--refresh", SFAUTH_STORAGE="auto")
+    assert fresh.returncode == OK
+    assert sfauth.run("token", SFAUTH_STORAGE="file", SFAUTH_TOKEN_LEEWAY="0").returncode == OK
 
 
 def test_auto_without_a_session_bus_falls_back_to_files_and_says_so(sfauth):
