@@ -38,13 +38,7 @@ public enum RevocationRequest {
                             client: ClientConfiguration) -> HTTPRequest {
         var parameters = [("token", token)]
         if let tokenTypeHint { parameters.append(("token_type_hint", tokenTypeHint.rawValue)) }
-        parameters.append(("client_id", client.clientId))
-        if let secret = client.clientSecret { parameters.append(("client_secret", secret)) }
-        return HTTPRequest(
-            method: "POST",
-            url: endpoint,
-            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
-            body: Array(FormURLEncoding.encode(parameters).utf8))
+        return TokenRequest.post(to: endpoint, client: client, parameters: parameters)
     }
 }
 

@@ -44,16 +44,7 @@ public struct IdentityFetcher: Sendable {
         }
         try EndpointURL.requireSecure(endpoint, name: flavor == .salesforce ? "identity URL" : "userinfo endpoint")
 
-        let response: HTTPResponse
-        do {
-            response = try await httpClient.send(UserIdentity.request(endpoint: endpoint, accessToken: credentials.accessToken))
-        } catch let error as HTTPTransportError {
-            throw OAuthError(transport: error)
-        } catch is CancellationError {
-            throw .cancelled
-        } catch {
-            throw .network("\(error)")
-        }
+        let response = try await httpClient.sendForOAuth(UserIdentity.request(endpoint: endpoint, accessToken: credentials.accessToken))
         let identity: UserIdentity
         do {
             identity = try UserIdentity.decode(response, flavor: flavor)

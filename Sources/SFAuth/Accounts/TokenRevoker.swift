@@ -71,17 +71,8 @@ public struct TokenRevoker: Sendable {
     private func revoke(_ token: String, hint: TokenTypeHint, endpoint: String,
                         client: ClientConfiguration) async -> RevocationReport.Status {
         let request = RevocationRequest.make(token: token, tokenTypeHint: hint, endpoint: endpoint, client: client)
-        let response: HTTPResponse
-        do {
-            response = try await httpClient.send(request)
-        } catch let error as HTTPTransportError {
-            return .failed(OAuthError(transport: error))
-        } catch is CancellationError {
-            return .failed(.cancelled)
-        } catch {
-            return .failed(.network("\(error)"))
-        }
         do throws(OAuthError) {
+            let response = try await httpClient.sendForOAuth(request)
             switch try RevocationOutcome.interpret(response, endpoint: endpoint) {
             case .revoked: return .revoked
             case .alreadyInvalid(let serverError): return .alreadyInvalid(serverError)

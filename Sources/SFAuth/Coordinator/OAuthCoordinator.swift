@@ -265,31 +265,9 @@ public final class OAuthCoordinator: Sendable {
 
     /// Exchanges the code (RFC 6749 §4.1.3) and turns the response into credentials.
     private func exchange(_ response: AuthorizationResponse, for request: AuthorizationRequest) async throws(OAuthError) -> OAuthCredentials {
-        let httpResponse = try await send(TokenRequest.authorizationCode(response, for: request))
+        let httpResponse = try await httpClient.sendForOAuth(TokenRequest.authorizationCode(response, for: request))
         let tokens = try TokenResponse.decode(httpResponse, endpoint: request.server.tokenEndpoint)
         return OAuthCredentials(response: tokens, request: request, now: now())
-    }
-
-    private func send(_ request: HTTPRequest) async throws(OAuthError) -> HTTPResponse {
-        do {
-            return try await httpClient.send(request)
-        } catch let error as HTTPTransportError {
-            throw OAuthError(transport: error)
-        } catch is CancellationError {
-            throw .cancelled
-        } catch {
-            throw .network("\(error)")
-        }
-    }
-}
-
-extension OAuthError {
-    /// Maps a transport failure to the error the caller acts on.
-    init(transport error: HTTPTransportError) {
-        switch error.kind {
-        case .insecureURL, .unavailable: self = .configuration(error.message)
-        default: self = .network(error.message)
-        }
     }
 }
 

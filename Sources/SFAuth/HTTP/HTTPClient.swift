@@ -43,3 +43,30 @@ public struct HTTPTransportError: Error, Sendable, Equatable, CustomStringConver
 
     public var description: String { message }
 }
+
+extension HTTPClient {
+    /// Sends `request`, turning every way of getting no response into the `OAuthError` a caller
+    /// acts on: a transport failure is `.network` (or `.configuration` for an insecure URL or a
+    /// missing libcurl), task cancellation is `.cancelled`.
+    public func sendForOAuth(_ request: HTTPRequest) async throws(OAuthError) -> HTTPResponse {
+        do {
+            return try await send(request)
+        } catch let error as HTTPTransportError {
+            throw OAuthError(transport: error)
+        } catch is CancellationError {
+            throw .cancelled
+        } catch {
+            throw .network("\(error)")
+        }
+    }
+}
+
+extension OAuthError {
+    /// Maps a transport failure to the error the caller acts on.
+    init(transport error: HTTPTransportError) {
+        switch error.kind {
+        case .insecureURL, .unavailable: self = .configuration(error.message)
+        default: self = .network(error.message)
+        }
+    }
+}

@@ -137,7 +137,7 @@ public struct TokenSource: Sendable {
                                            client: ClientConfiguration(clientId: credentials.clientId))
         let response: TokenResponse
         do {
-            response = try TokenResponse.decode(try await send(request), endpoint: credentials.server.tokenEndpoint)
+            response = try TokenResponse.decode(try await httpClient.sendForOAuth(request), endpoint: credentials.server.tokenEndpoint)
         } catch .tokenRequestRejected(let error) where error.code == "invalid_grant" {
             if error.description?.contains("already being processed") == true {
                 // Salesforce: a refresh with this token is running elsewhere (another machine). Not our token's fault.
@@ -151,17 +151,5 @@ public struct TokenSource: Sendable {
         let refreshed = credentials.refreshed(with: response, now: now())
         try store.save(refreshed)
         return refreshed
-    }
-
-    private func send(_ request: HTTPRequest) async throws(OAuthError) -> HTTPResponse {
-        do {
-            return try await httpClient.send(request)
-        } catch let error as HTTPTransportError {
-            throw OAuthError(transport: error)
-        } catch is CancellationError {
-            throw .cancelled
-        } catch {
-            throw .network("\(error)")
-        }
     }
 }
