@@ -4,8 +4,9 @@ import Testing
 
 @testable import SFAuth
 
-// Serialized: a script written while another test's child is between fork and exec can fail to
-// start with ETXTBSY (the child briefly holds the script open for writing).
+// Serialized: these tests start processes and some of them time how long `open` takes. (Scripts are
+// written so that a child spawned meanwhile cannot make them fail with ETXTBSY: see
+// BrowserTestSandbox.script.)
 @Suite("BrowserLauncher", .serialized)
 struct BrowserLauncherTests {
     /// An authorization URL with everything a shell would mangle.
@@ -112,13 +113,15 @@ struct BrowserLauncherTests {
     }
 
     @Test("a command still running after the wait counts as opened; it runs in its own session")
-    func longRunningCommand() throws {
+    func longRunningCommand() async throws {
         let sandbox = try BrowserTestSandbox()
         let pidFile = sandbox.path("pid")
         let launcher = SystemBrowserLauncher(
             command: ["/bin/sh", "-c", "echo $$ > '\(pidFile)'; exec sleep 30", "sh"], environment: sandbox.environment())
         let started = Date()
-        try launcher.open(Self.url)
+        // open blocks for the whole 5 s wait: on a thread of its own, not one of the few threads of
+        // Swift's cooperative pool that every other suite running meanwhile needs.
+        try await LoopbackTestClient.blocking { try launcher.open(Self.url) }
         let elapsed = Date().timeIntervalSince(started)
         #expect(elapsed >= 4.5 && elapsed < 6.5, "open took \(elapsed) s")
         let pid = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
@@ -141,7 +144,18 @@ struct BrowserLauncherTests {
         ).open(Self.url)
         let pid = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
         defer { kill(pid, SIGKILL) }
-        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").sorted()
+        // Descriptors of its own come and go at first: the forked shell's before the exec (it opens
+        // /dev/null for stdin through a temporary one), then sleep's while it starts (libc, locale
+        // files). Look once it is sleep and those are gone; one inherited from us would stay.
+        var descriptors: [String] = []
+        let deadline = Date().addingTimeInterval(5)
+        repeat {
+            if (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8))?.hasPrefix("sleep\0") == true {
+                descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").sorted()
+                if descriptors == ["0", "1", "2"] { break }
+            }
+            usleep(5_000)
+        } while Date() < deadline
         #expect(descriptors == ["0", "1", "2"])
         let targets = try descriptors.map { try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }
         #expect(targets.count == 3 && targets[0] == "/dev/null" && targets[1] == "/dev/null", "\(targets)")
@@ -195,10 +209,21 @@ final class BrowserTestSandbox {
     func path(_ name: String) -> String { directory + "/" + name }
 
     /// Writes an executable `/bin/sh` script.
+    ///
+    /// Through `install`, so that this process never has the script open for writing: any test
+    /// spawning a child meanwhile (other suites run in parallel) would copy that descriptor into
+    /// the child until its exec, and running the script while a copy lives fails with ETXTBSY,
+    /// which xdg-open reports as "no method available".
     func script(_ name: String, _ body: String) throws -> String {
         let file = path(name)
-        try "#!/bin/sh\n\(body)\n".write(toFile: file, atomically: true, encoding: .utf8)
-        chmod(file, 0o755)
+        let text = path(name + ".txt")
+        try "#!/bin/sh\n\(body)\n".write(toFile: text, atomically: true, encoding: .utf8)
+        let install = Process()
+        install.executableURL = URL(fileURLWithPath: "/usr/bin/install")
+        install.arguments = ["-m", "755", text, file]
+        try install.run()
+        install.waitUntilExit()
+        guard install.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
         return file
     }
 

@@ -69,7 +69,7 @@ public final class LoopbackListener: Sendable {
         do {
             self.core = try LoopbackListenerCore(listeners: bound.fds)
         } catch {
-            for fd in bound.fds { close(fd) }
+            for fd in bound.fds { LoopbackSockets.shutdownAndClose(fd) }
             throw error
         }
     }
@@ -132,6 +132,10 @@ public final class LoopbackListener: Sendable {
             core.cancel()
         }
     }
+
+    /// The local addresses of the listening sockets, e.g. `["127.0.0.1:54321"]`, before
+    /// ``waitForCallback(expectedState:timeout:)`` (for tests); `nil` afterwards.
+    var boundAddresses: [String]? { core.boundAddresses() }
 
     /// Closes everything at once; a pending ``waitForCallback(expectedState:timeout:)`` throws
     /// `OAuthError.cancelled`. Idempotent, callable from any thread.

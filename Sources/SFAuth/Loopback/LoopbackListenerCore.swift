@@ -26,7 +26,7 @@ final class LoopbackListenerCore: Sendable {
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
 
         mutating func closeDescriptors() {
-            for fd in listeners { close(fd) }
+            for fd in listeners { LoopbackSockets.shutdownAndClose(fd) }
             listeners = []
             if wakeRead >= 0 { close(wakeRead) }
             if wakeWrite >= 0 { close(wakeWrite) }
@@ -106,6 +106,14 @@ final class LoopbackListenerCore: Sendable {
             case .closed:
                 break
             }
+        }
+    }
+
+    /// The local addresses of the listening sockets, e.g. `["127.0.0.1:54321"]`, while they are
+    /// still bound and no wait has started (for tests); `nil` afterwards.
+    func boundAddresses() -> [String]? {
+        state.withLock { state in
+            state.phase == .bound ? state.listeners.map(LoopbackSockets.localAddress) : nil
         }
     }
 

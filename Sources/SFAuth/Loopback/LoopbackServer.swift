@@ -102,11 +102,12 @@ final class LoopbackServer {
         return true
     }
 
-    /// Closes the listening sockets and every connection.
+    /// Closes the listening sockets and every connection (shut down first: closed for good even if
+    /// a child being spawned holds copies of the descriptors, see `LoopbackSockets.shutdownAndClose`).
     func closeAll() {
-        for fd in listeners { close(fd) }
+        for fd in listeners { LoopbackSockets.shutdownAndClose(fd) }
         listeners = []
-        for connection in connections { close(connection.fd) }
+        for connection in connections { LoopbackSockets.shutdownAndClose(connection.fd) }
         connections = []
         held = nil
     }
@@ -230,7 +231,7 @@ final class LoopbackServer {
                 if let idle = oldestEvictable() {
                     remove(idle)
                 } else {
-                    close(fd)
+                    LoopbackSockets.shutdownAndClose(fd)
                     continue
                 }
             }
@@ -247,7 +248,7 @@ final class LoopbackServer {
     }
 
     private func remove(_ connection: Connection) {
-        close(connection.fd)
+        LoopbackSockets.shutdownAndClose(connection.fd)
         connections.removeAll { $0 === connection }
         if held === connection { held = nil }
     }

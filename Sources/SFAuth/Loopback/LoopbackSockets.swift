@@ -39,7 +39,7 @@ enum LoopbackSockets {
                 attempts += 1
                 let v4 = try listen(.ipv4, port: port)
                 let chosen: UInt16
-                do { chosen = try boundPort(v4) } catch { close(v4); throw error }
+                do { chosen = try boundPort(v4) } catch { shutdownAndClose(v4); throw error }
                 do {
                     let v6 = try openSocket(.ipv6, port: chosen)
                     return ([v4, v6], chosen)
@@ -48,7 +48,7 @@ enum LoopbackSockets {
                     case .unavailable:
                         return ([v4], chosen)
                     case .failed(let failure):
-                        close(v4)
+                        shutdownAndClose(v4)
                         if port == 0, attempts < 8, case .configuration(let message) = failure,
                            message.contains("already in use") {
                             continue
@@ -61,6 +61,19 @@ enum LoopbackSockets {
             throw OAuthError.configuration(
                 "the redirect host '\(host)' is not a loopback host; use 127.0.0.1, [::1] or localhost")
         }
+    }
+
+    /// Closes a socket of the listener (listening or connected), shutting it down first.
+    ///
+    /// `close` only drops this descriptor, and while another thread of the host program spawns a
+    /// child, that child holds a copy of every descriptor until its `exec` (close-on-exec acts only
+    /// then): the port would go on accepting connections, or a connection would stay without its
+    /// end, until that moment — after `finish` or `cancel` returned. `shutdown` acts on the socket
+    /// itself, whoever else holds it: a listening socket stops listening at once (connections still
+    /// queued are reset) and a connection sends its FIN.
+    static func shutdownAndClose(_ fd: Int32) {
+        _ = shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
     }
 
     /// Why one socket could not be bound.
@@ -141,6 +154,27 @@ enum LoopbackSockets {
             case .failed(let failure):
                 throw failure
             }
+        }
+    }
+
+    /// The local address of a bound socket, e.g. `127.0.0.1:54321` or `[::1]:54321`.
+    static func localAddress(_ fd: Int32) -> String {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard result == 0 else { return "?" }
+        let isIPv6 = storage.ss_family == sa_family_t(AF_INET6)
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        return withUnsafeBytes(of: &storage) { bytes in
+            let port = UInt16(bytes[2]) << 8 | UInt16(bytes[3])
+            if isIPv6 {
+                inet_ntop(AF_INET6, bytes.baseAddress! + 8, &text, socklen_t(text.count))  // sin6_addr
+                return "[\(String(cString: text))]:\(port)"
+            }
+            inet_ntop(AF_INET, bytes.baseAddress! + 4, &text, socklen_t(text.count))  // sin_addr
+            return "\(String(cString: text)):\(port)"
         }
     }
 
