@@ -123,7 +123,8 @@ struct BrowserLauncherTests {
         // Swift's cooperative pool that every other suite running meanwhile needs.
         try await LoopbackTestClient.blocking { try launcher.open(Self.url) }
         let elapsed = Date().timeIntervalSince(started)
-        #expect(elapsed >= 4.5 && elapsed < 6.5, "open took \(elapsed) s")
+        // Waited about the startup wait, not until the 30 s command ended (a loose bound: the machine is shared).
+        #expect(elapsed >= 4.5 && elapsed < 25, "open took \(elapsed) s")
         let pid = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
         defer { kill(pid, SIGKILL) }
         #expect(kill(pid, 0) == 0, "the child should still run")

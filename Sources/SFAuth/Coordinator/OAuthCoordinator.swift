@@ -171,7 +171,7 @@ public final class OAuthCoordinator: Sendable {
         var random = SystemRandomNumberGenerator()
         let request = AuthorizationRequest(server: configuration.server, client: configuration.client,
                                            redirectURI: listener.redirectURI, using: &random)
-        present(request.url, redirectURI: listener.redirectURI, info: info)
+        await present(request.url, redirectURI: listener.redirectURI, info: info)
 
         let outcome = try await listener.waitForCallback(expectedState: request.state, timeout: configuration.timeout)
 
@@ -240,17 +240,32 @@ public final class OAuthCoordinator: Sendable {
     }
 
     /// Hands the URL to the delegate, then to the browser launcher; a launch failure is not fatal.
-    private func present(_ url: String, redirectURI: String, info: AuthInfo) {
+    private func present(_ url: String, redirectURI: String, info: AuthInfo) async {
         let presentation = delegate?.oauthCoordinator(self, willOpenBrowserAt: url, redirectURI: redirectURI, info: info) ?? .openBrowser
         guard presentation == .openBrowser else { return }
         guard let launcher = configuration.browserLauncher else {
             notifyBrowserNotOpened(url, reason: .browserDisabled, info: info)
             return
         }
-        do {
-            try launcher.open(url)
-        } catch {
-            notifyBrowserNotOpened(url, reason: .launchFailed("\(error)"), info: info)
+        if let failure = await Self.open(url, with: launcher) {
+            notifyBrowserNotOpened(url, reason: .launchFailed(failure), info: info)
+        }
+    }
+
+    /// Runs the launcher, which may block for seconds (it waits to see whether the browser command
+    /// fails), on a thread of its own rather than one of Swift's few cooperative threads.
+    /// Returns the failure message, or `nil` when the browser was opened.
+    private static func open(_ url: String, with launcher: any BrowserLauncher) async -> String? {
+        await withCheckedContinuation { continuation in
+            let started = DedicatedThread.start {
+                do {
+                    try launcher.open(url)
+                    continuation.resume(returning: nil)
+                } catch {
+                    continuation.resume(returning: "\(error)")
+                }
+            }
+            if !started { continuation.resume(returning: "no thread could be started to launch the browser") }
         }
     }
 
