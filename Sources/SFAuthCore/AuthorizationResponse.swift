@@ -77,3 +77,18 @@ func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
     for index in a.indices { difference |= a[index] ^ b[index] }
     return difference == 0
 }
+
+extension AuthorizationResponse {
+    /// The RFC 9207 check (§2.4): when the server advertises the `iss` parameter it must be present,
+    /// and whenever it is present it must equal the issuer the request was sent to — otherwise the
+    /// response may come from another server (a mix-up attack) and is refused.
+    public func checkIssuer(of server: AuthorizationServer) throws(OAuthError) {
+        if let issuer {
+            guard let expected = server.issuer, issuer == expected else {
+                throw .invalidServerResponse("the authorization response names the issuer '\(issuer)', not '\(server.issuer ?? "unknown")' (RFC 9207): it may come from another server, so it was refused; sign in again")
+            }
+        } else if server.issuerInAuthorizationResponse == true {
+            throw .invalidServerResponse("the authorization response lacks the 'iss' parameter that \(server.issuer ?? "the server") promises (RFC 9207), so it was refused; sign in again")
+        }
+    }
+}

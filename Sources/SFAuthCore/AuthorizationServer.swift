@@ -18,6 +18,10 @@ public struct AuthorizationServer: Sendable, Equatable, Codable {
     public var issuer: String?
     /// Which server-specific conventions apply. Default: `.standard`.
     public var flavor: Flavor
+    /// Whether the server puts `iss` in authorization responses (RFC 9207,
+    /// `authorization_response_iss_parameter_supported`); then a response without it, or with another
+    /// issuer, is refused. `nil` means not advertised.
+    public var issuerInAuthorizationResponse: Bool?
 
     /// Server-specific conventions beyond the RFCs.
     public enum Flavor: String, Sendable, Codable {

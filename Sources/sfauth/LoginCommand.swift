@@ -25,6 +25,7 @@ struct LoginCommand: AsyncParsableCommand {
               sfauth login
               sfauth login --sandbox
               sfauth login --instance-url https://acme.my.salesforce.com --client-id 3MVG9...
+              sfauth login --issuer https://idp.example --client-id my-cli --scope "openid offline_access"
               sfauth login --authorize-url https://idp.example/authorize --token-url https://idp.example/token \\
                            --client-id my-cli --scope "openid offline_access"
               sfauth login --no-browser          # print the URL instead of opening a browser
@@ -36,6 +37,9 @@ struct LoginCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Sign in through a Salesforce My Domain, e.g. https://acme.my.salesforce.com.", valueName: "url"))
     var instanceURL: String?
+
+    @Option(help: ArgumentHelp("An OpenID Connect / OAuth 2.0 issuer: its endpoints are read from its published metadata.", valueName: "url"))
+    var issuer: String?
 
     @Option(help: ArgumentHelp("Authorization endpoint of a non-Salesforce server (needs --token-url).", valueName: "url"))
     var authorizeURL: String?
@@ -87,6 +91,12 @@ struct LoginCommand: AsyncParsableCommand {
     var force = false
 
     func validate() throws {
+        if issuer != nil && (authorizeURL != nil || tokenURL != nil || sandbox || instanceURL != nil) {
+            throw ValidationError("--issuer finds the endpoints itself; it cannot be combined with --authorize-url, --token-url, --sandbox or --instance-url.")
+        }
+        if issuer != nil && clientId == nil {
+            throw ValidationError("--client-id is required with --issuer.")
+        }
         if (authorizeURL == nil) != (tokenURL == nil) {
             throw ValidationError("--authorize-url and --token-url go together; give both.")
         }
@@ -96,7 +106,7 @@ struct LoginCommand: AsyncParsableCommand {
         if sandbox && instanceURL != nil {
             throw ValidationError("Give either --sandbox or --instance-url, not both.")
         }
-        if authorizeURL == nil && (revokeURL != nil || userinfoURL != nil) {
+        if authorizeURL == nil && issuer == nil && (revokeURL != nil || userinfoURL != nil) {
             throw ValidationError("--revoke-url and --userinfo-url are for servers given with --authorize-url.")
         }
         if authorizeURL != nil && clientId == nil {
@@ -123,6 +133,16 @@ struct LoginCommand: AsyncParsableCommand {
             throw CommandFailure(error)
         }
 
+        var server = self.server
+        if let issuer {
+            do throws(OAuthError) {
+                server = try await DiscoveryClient(cacheDirectory: DiscoveryClient.cacheDirectory(environment: environment)).discover(issuer: issuer).server
+                if let revokeURL { server.revocationEndpoint = revokeURL }
+                if let userinfoURL { server.userinfoEndpoint = userinfoURL }
+            } catch {
+                throw CommandFailure(error)
+            }
+        }
         if force { await revokeDefaultAccount(in: store) }
         let reporter = LoginProgressReporter(store: store, timeoutSeconds: timeout)
         let coordinator = OAuthCoordinator(
@@ -140,7 +160,7 @@ struct LoginCommand: AsyncParsableCommand {
 
     // MARK: - Building the configuration from the flags
 
-    private var isSalesforce: Bool { authorizeURL == nil }
+    private var isSalesforce: Bool { authorizeURL == nil && issuer == nil }
 
     private var server: AuthorizationServer {
         if let authorizeURL, let tokenURL {

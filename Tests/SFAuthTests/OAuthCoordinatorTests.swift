@@ -107,6 +107,23 @@ import Testing
                                         request: request, now: Date(timeIntervalSince1970: 0)))
     }
 
+    @Test func responseFromAnotherIssuerIsRefusedBeforeTheExchange() async throws {
+        let delegate = Recorder(store: store)
+        let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 200, body: Array(#"{"access_token":"at"}"#.utf8))))
+        var server = server
+        server.issuer = "https://idp.example"
+        let browser = RedirectingBrowser(issuer: "https://attacker.example")
+        let coordinator = OAuthCoordinator(configuration: .init(server: server, client: ClientConfiguration(clientId: "cli"),
+                                                                timeout: .seconds(20), browserLauncher: browser),
+                                           delegate: delegate, httpClient: endpoint, store: store)
+        let error = await #expect(throws: OAuthError.self) { try await coordinator.authenticate() }
+        #expect(error?.description.contains("RFC 9207") == true)
+        #expect(endpoint.requests.isEmpty)           // the code was never exchanged
+        #expect(!delegate.events.contains("didReceiveAuthorizationCode"))
+        #expect(try store.identifiers().isEmpty)
+        #expect(try #require(await browser.finalPage()).contains("RFC 9207"))
+    }
+
     @Test func insecureTokenEndpointFailsBeforeAnythingOpens() async throws {
         let delegate = Recorder(store: store)
         let coordinator = OAuthCoordinator(
@@ -125,14 +142,19 @@ import Testing
 /// follows the listener's 303 to its result page, and keeps that page.
 final class RedirectingBrowser: BrowserLauncher, @unchecked Sendable {
     private let failLaunch: Bool
+    private let issuer: String?
     private let page = Mutex<Task<String?, Never>?>(nil)
 
-    init(failLaunch: Bool = false) { self.failLaunch = failLaunch }
+    init(failLaunch: Bool = false, issuer: String? = nil) {
+        self.failLaunch = failLaunch
+        self.issuer = issuer
+    }
 
     func open(_ url: String) throws {
         let query = Substring(url.split(separator: "?", maxSplits: 1)[1])
         let parameters = Dictionary(FormURLEncoding.parse(query)!.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
         let callback = parameters["redirect_uri"]! + "?code=the-code%3D%3D&state=" + FormURLEncoding.encode(parameters["state"]!)
+            + (issuer.map { "&iss=" + FormURLEncoding.encode($0) } ?? "")
         let task = Task<String?, Never> {
             let client = CurlHTTPClient()
             guard let redirect = try? await client.send(HTTPRequest(method: "GET", url: callback)),

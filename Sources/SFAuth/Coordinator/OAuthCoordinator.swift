@@ -185,6 +185,12 @@ public final class OAuthCoordinator: Sendable {
             await listener.finish(.failed(message: reason))
             throw .invalidServerResponse("the redirect was not usable: \(reason)")
         case .authorized(let response):
+            do {
+                try response.checkIssuer(of: configuration.server)
+            } catch {
+                await listener.finish(.failed(message: error.description))
+                throw error
+            }
             delegate?.oauthCoordinator(self, didReceiveAuthorizationCodeWith: info)
             do {
                 var credentials = try await exchange(response, for: request)

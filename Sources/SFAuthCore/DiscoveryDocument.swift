@@ -1,0 +1,82 @@
+/// An authorization server's metadata: OpenID Connect Discovery 1.0 §3 and RFC 8414 §2 (same names).
+public struct DiscoveryDocument: Sendable, Equatable {
+    /// `issuer`: equal to the URL it was fetched for (checked by `decode`).
+    public var issuer: String
+    /// `authorization_endpoint`.
+    public var authorizationEndpoint: String
+    /// `token_endpoint`.
+    public var tokenEndpoint: String
+    /// `revocation_endpoint` (RFC 7009), when advertised.
+    public var revocationEndpoint: String?
+    /// `userinfo_endpoint` (OpenID Connect), when advertised.
+    public var userinfoEndpoint: String?
+    /// `jwks_uri`, when advertised.
+    public var jwksURI: String?
+    /// `device_authorization_endpoint` (RFC 8628), when advertised.
+    public var deviceAuthorizationEndpoint: String?
+    /// `code_challenge_methods_supported`, when advertised (Salesforce does not list it).
+    public var codeChallengeMethods: [String]?
+    /// `authorization_response_iss_parameter_supported` (RFC 9207 §3). Default: `false`.
+    public var issuerInAuthorizationResponse: Bool
+
+    /// Where to look for an issuer's metadata, in order: OpenID Connect's
+    /// `<issuer>/.well-known/openid-configuration`, then RFC 8414's
+    /// `<scheme>://<host>/.well-known/oauth-authorization-server<issuer path>` (§3.1).
+    public static func locations(issuer: String) -> [String] {
+        var base = issuer
+        while base.hasSuffix("/") { base.removeLast() }
+        var locations = [base + "/.well-known/openid-configuration"]
+        if let schemeEnd = base.firstRange(of: "://") {
+            let afterScheme = base[schemeEnd.upperBound...]
+            let pathStart = afterScheme.firstIndex(of: "/") ?? afterScheme.endIndex
+            locations.append(String(base[..<pathStart]) + "/.well-known/oauth-authorization-server" + base[pathStart...])
+        }
+        return locations
+    }
+
+    /// Reads a metadata response fetched for `issuer`.
+    ///
+    /// - Throws: `OAuthError.configuration` when it is not metadata, the `issuer` differs from the
+    ///   one asked for (OIDC Discovery §4.3, RFC 8414 §3.3 — a server must not speak for another), an
+    ///   endpoint is missing or insecure, or PKCE S256 is not among the advertised methods.
+    public static func decode(_ response: HTTPResponse, issuer: String, location: String) throws(OAuthError) -> DiscoveryDocument {
+        guard response.status == 200, let json = JSONValue.parse(response.body), case .object = json else {
+            throw .configuration("\(location) did not answer with server metadata (HTTP \(response.status)); check the issuer URL")
+        }
+        guard let advertised = json["issuer"]?.stringValue else {
+            throw .configuration("the metadata at \(location) has no 'issuer'")
+        }
+        guard advertised == issuer else {
+            throw .configuration("the metadata at \(location) is for the issuer '\(advertised)', not '\(issuer)'; use exactly '\(advertised)' if you trust it")
+        }
+        func endpoint(_ name: String) throws(OAuthError) -> String? {
+            guard let value = json[name]?.stringValue else { return nil }
+            try EndpointURL.requireSecure(value, name: name)
+            return value
+        }
+        guard let authorization = try endpoint("authorization_endpoint"), let token = try endpoint("token_endpoint") else {
+            throw .configuration("the metadata of \(issuer) lacks an authorization_endpoint or token_endpoint")
+        }
+        var methods: [String]?
+        if case .array(let values)? = json["code_challenge_methods_supported"] {
+            methods = values.compactMap(\.stringValue)
+            if !(methods ?? []).contains("S256") {
+                throw .configuration("\(issuer) does not support PKCE with S256 (code_challenge_methods_supported: \((methods ?? []).joined(separator: ", ")))")
+            }
+        }
+        return DiscoveryDocument(
+            issuer: advertised, authorizationEndpoint: authorization, tokenEndpoint: token,
+            revocationEndpoint: try endpoint("revocation_endpoint"), userinfoEndpoint: try endpoint("userinfo_endpoint"),
+            jwksURI: try endpoint("jwks_uri"), deviceAuthorizationEndpoint: try endpoint("device_authorization_endpoint"),
+            codeChallengeMethods: methods,
+            issuerInAuthorizationResponse: json["authorization_response_iss_parameter_supported"] == .bool(true))
+    }
+
+    /// The server these metadata describe.
+    public var server: AuthorizationServer {
+        var server = AuthorizationServer(authorizationEndpoint: authorizationEndpoint, tokenEndpoint: tokenEndpoint,
+                                         revocationEndpoint: revocationEndpoint, userinfoEndpoint: userinfoEndpoint, issuer: issuer)
+        server.issuerInAuthorizationResponse = issuerInAuthorizationResponse ? true : nil
+        return server
+    }
+}

@@ -1,0 +1,80 @@
+import Testing
+@testable import SFAuthCore
+
+@Suite struct DiscoveryDocumentTests {
+    func response(_ json: String, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["content-type": "application/json"], body: Array(json.utf8))
+    }
+
+    let minimal = #"{"issuer":"https://idp.example/tenant","authorization_endpoint":"https://idp.example/tenant/authorize","token_endpoint":"https://idp.example/tenant/token"}"#
+
+    @Test func locationsFollowOIDCThenRFC8414() {
+        #expect(DiscoveryDocument.locations(issuer: "https://idp.example/tenant/") == [
+            "https://idp.example/tenant/.well-known/openid-configuration",
+            "https://idp.example/.well-known/oauth-authorization-server/tenant",
+        ])
+        #expect(DiscoveryDocument.locations(issuer: "https://login.salesforce.com") == [
+            "https://login.salesforce.com/.well-known/openid-configuration",
+            "https://login.salesforce.com/.well-known/oauth-authorization-server",
+        ])
+    }
+
+    @Test func fullDocument() throws {
+        let document = try DiscoveryDocument.decode(response("""
+            {"issuer":"https://idp.example","authorization_endpoint":"https://idp.example/a","token_endpoint":"https://idp.example/t",
+             "revocation_endpoint":"https://idp.example/r","userinfo_endpoint":"https://idp.example/u","jwks_uri":"https://idp.example/k",
+             "device_authorization_endpoint":"https://idp.example/d","code_challenge_methods_supported":["plain","S256"],
+             "authorization_response_iss_parameter_supported":true}
+            """), issuer: "https://idp.example", location: "L")
+        #expect(document.server == AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t",
+                                                       revocationEndpoint: "https://idp.example/r", userinfoEndpoint: "https://idp.example/u",
+                                                       issuer: "https://idp.example").with(issuerInResponse: true))
+        #expect(document.deviceAuthorizationEndpoint == "https://idp.example/d")
+        #expect(document.jwksURI == "https://idp.example/k")
+    }
+
+    @Test func withoutPKCEMethodsListedLikeSalesforceIsAccepted() throws {
+        let document = try DiscoveryDocument.decode(response(minimal), issuer: "https://idp.example/tenant", location: "L")
+        #expect(document.codeChallengeMethods == nil)
+        #expect(document.server.issuerInAuthorizationResponse == nil)
+    }
+
+    @Test(arguments: [
+        (#"{"issuer":"https://other.example","authorization_endpoint":"https://a/a","token_endpoint":"https://a/t"}"#, "not 'https://idp.example'"),
+        (#"{"issuer":"https://idp.example/","authorization_endpoint":"https://a/a","token_endpoint":"https://a/t"}"#, "not 'https://idp.example'"),
+        (#"{"authorization_endpoint":"https://a/a","token_endpoint":"https://a/t"}"#, "no 'issuer'"),
+        (#"{"issuer":"https://idp.example","token_endpoint":"https://a/t"}"#, "lacks an authorization_endpoint"),
+        (#"{"issuer":"https://idp.example","authorization_endpoint":"http://a.example/a","token_endpoint":"https://a/t"}"#, "plain http"),
+        (#"{"issuer":"https://idp.example","authorization_endpoint":"https://a/a","token_endpoint":"https://a/t","code_challenge_methods_supported":["plain"]}"#, "does not support PKCE with S256"),
+        ("<html>login</html>", "did not answer with server metadata"),
+    ])
+    func unusableMetadataIsAConfigurationError(body: String, expected: String) {
+        let error = #expect(throws: OAuthError.self) {
+            try DiscoveryDocument.decode(response(body), issuer: "https://idp.example", location: "L")
+        }
+        #expect(error?.recovery == .fixConfiguration)
+        #expect(error?.description.contains(expected) == true, "\(String(describing: error))")
+    }
+
+    @Test func rfc9207IssuerCheck() throws {
+        let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t", issuer: "https://idp.example")
+        let advertised = server.with(issuerInResponse: true)
+        // Matching iss: accepted, advertised or not.
+        try AuthorizationResponse(code: "c", state: "s", issuer: "https://idp.example").checkIssuer(of: advertised)
+        try AuthorizationResponse(code: "c", state: "s", issuer: "https://idp.example").checkIssuer(of: server)
+        // No iss: accepted only when not advertised.
+        try AuthorizationResponse(code: "c", state: "s").checkIssuer(of: server)
+        #expect(throws: OAuthError.self) { try AuthorizationResponse(code: "c", state: "s").checkIssuer(of: advertised) }
+        // Another issuer: refused whether advertised or not (mix-up).
+        #expect(throws: OAuthError.self) { try AuthorizationResponse(code: "c", state: "s", issuer: "https://evil.example").checkIssuer(of: server) }
+        #expect(throws: OAuthError.self) { try AuthorizationResponse(code: "c", state: "s", issuer: "https://idp.example/").checkIssuer(of: advertised) }
+    }
+}
+
+extension AuthorizationServer {
+    func with(issuerInResponse: Bool) -> AuthorizationServer {
+        var copy = self
+        copy.issuerInAuthorizationResponse = issuerInResponse
+        return copy
+    }
+}
