@@ -25,10 +25,27 @@ public struct ClientConfiguration: Sendable, Equatable {
 
     /// Whether OpenID Connect is requested (the `openid` scope), which adds a `nonce`.
     public var requestsOpenID: Bool { scopes.contains("openid") }
+
+    /// Checks the redirect and that no extra parameter replaces one the flow itself sends.
+    public func validate() throws(OAuthError) {
+        try redirect.validate()
+        for parameter in additionalAuthorizationParameters {
+            if AuthorizationParameter.reservedNames.contains(parameter.name) {
+                throw .configuration("the authorization parameter '\(parameter.name)' is set by sfauth itself and cannot be given")
+            }
+            if parameter.name.isEmpty { throw .configuration("an authorization parameter has an empty name") }
+        }
+    }
 }
 
 /// One name/value pair of an authorization request.
 public struct AuthorizationParameter: Sendable, Equatable {
+    /// Parameters the flow sets itself (RFC 6749 §4.1.1, RFC 7636 §4.3, OIDC Core §3.1.2.1); scopes
+    /// are given as scopes.
+    public static let reservedNames: Set<String> = [
+        "response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "nonce",
+    ]
+
     /// The parameter name, e.g. `login_hint`.
     public var name: String
     /// The parameter value.

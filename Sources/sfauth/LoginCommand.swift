@@ -87,6 +87,13 @@ struct LoginCommand: AsyncParsableCommand {
                                valueName: "mode"))
     var storage: StorageMode?
 
+    @Option(help: ArgumentHelp("Pre-fill the username on the login page (login_hint).", valueName: "username"))
+    var loginHint: String?
+
+    @Option(name: .customLong("param"), help: ArgumentHelp(
+        "An extra authorization request parameter, e.g. prompt=consent or a provider hint; repeatable.", valueName: "name=value"))
+    var parameters: [String] = []
+
     @Flag(help: "Revoke the default account's tokens first and make the server ask for a fresh sign-in (prompt=login).")
     var force = false
 
@@ -114,6 +121,9 @@ struct LoginCommand: AsyncParsableCommand {
         }
         if timeout <= 0 { throw ValidationError("--timeout must be a positive number of seconds.") }
         if noBrowser && browserCommand != nil { throw ValidationError("--no-browser and --browser-command exclude each other.") }
+        if let bad = parameters.first(where: { !$0.contains("=") || $0.hasPrefix("=") }) {
+            throw ValidationError("--param takes name=value, not '\(bad)'.")
+        }
         if let alias, alias.isEmpty || alias.contains(where: { $0.isWhitespace || $0 == "/" }) {
             throw ValidationError("--alias must be a non-empty name without spaces or '/'.")
         }
@@ -178,7 +188,19 @@ struct LoginCommand: AsyncParsableCommand {
             scopes: requested.isEmpty && isSalesforce ? Salesforce.defaultScopes : requested,
             redirect: RedirectConfiguration(host: callbackHost ?? defaults.host, port: port ?? defaults.port,
                                             path: callbackPath ?? defaults.path),
-            additionalAuthorizationParameters: force ? [AuthorizationParameter(name: "prompt", value: "login")] : [])
+            additionalAuthorizationParameters: extraParameters)
+    }
+
+    /// `--login-hint`, `--param` and, with `--force`, `prompt=login`, in that order.
+    private var extraParameters: [AuthorizationParameter] {
+        var extra = [AuthorizationParameter]()
+        if let loginHint { extra.append(AuthorizationParameter(name: "login_hint", value: loginHint)) }
+        for parameter in parameters {
+            let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            extra.append(AuthorizationParameter(name: String(parts[0]), value: String(parts[1])))
+        }
+        if force && !extra.contains(where: { $0.name == "prompt" }) { extra.append(AuthorizationParameter(name: "prompt", value: "login")) }
+        return extra
     }
 
     /// `--force`: revoke the default account's tokens before signing in again (best effort).

@@ -181,3 +181,13 @@ def test_help_has_examples(sfauth):
         result = sfauth.run(*command, "--help")
         assert result.returncode == OK
         assert "Example" in result.stdout
+
+
+def test_extra_authorization_parameters_reach_the_server(sfauth):
+    login = sfauth.run(*sfauth.login_args(extra=["--login-hint", "alice@example.test", "--param", "ui_locales=de fr"]))
+    assert login.returncode == OK, login.stderr
+    url = sfauth.browser_report()["url"]
+    assert "&login_hint=alice%40example.test" in url and "&ui_locales=de%20fr" in url
+    refused = sfauth.run(*sfauth.login_args(extra=["--param", "state=mine", "--no-browser"]))
+    assert refused.returncode == USAGE and "'state' is set by sfauth itself" in refused.stderr
+    assert sfauth.run(*sfauth.login_args(extra=["--param", "novalue", "--no-browser"])).returncode == USAGE

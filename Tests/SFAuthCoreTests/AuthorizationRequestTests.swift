@@ -80,3 +80,17 @@ import Testing
         #expect(myDomain.tokenEndpoint == "https://acme.my.salesforce.com/services/oauth2/token")
     }
 }
+
+@Suite struct AuthorizationParameterTests {
+    @Test(arguments: ["state", "redirect_uri", "code_challenge", "client_id", "nonce", "scope", "response_type", "code_challenge_method", ""])
+    func reservedOrEmptyNamesAreRefused(name: String) {
+        let client = ClientConfiguration(clientId: "c", additionalAuthorizationParameters: [.init(name: name, value: "x")])
+        #expect(throws: OAuthError.self) { try client.validate() }
+    }
+
+    @Test func providerHintsPassThrough() throws {
+        let client = ClientConfiguration(clientId: "c", additionalAuthorizationParameters: [.init(name: "login_hint", value: "a@b"),
+                                                                                         .init(name: "kc_idp_hint", value: "github")])
+        try client.validate()
+    }
+}

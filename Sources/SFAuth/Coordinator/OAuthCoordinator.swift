@@ -153,7 +153,7 @@ public final class OAuthCoordinator: Sendable {
 
     private func runBrowserFlow(info: AuthInfo) async throws(OAuthError) -> OAuthCredentials {
         try configuration.server.validate()
-        try configuration.client.redirect.validate()
+        try configuration.client.validate()
 
         // Bind first: the redirect URI names the port actually bound (RFC 8252 §7.3).
         let redirect = configuration.client.redirect
