@@ -92,3 +92,30 @@ extension AuthorizationResponse {
         }
     }
 }
+
+extension CallbackOutcome {
+    /// Classifies a redirect URL the user pasted (the browser ran on another machine, so the redirect
+    /// never reached the listener). The path must be the redirect URI's; host and port may differ
+    /// (`localhost` vs `127.0.0.1`); the query is judged exactly like one that reached the listener.
+    public init(pastedURL: String, redirectURI: String, expectedState: String) {
+        let trimmed = pastedURL.split(whereSeparator: \.isWhitespace).joined()
+        let withoutFragment = trimmed.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        let parts = withoutFragment.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let pastedPath = Self.path(of: parts[0]),
+              let expectedPath = Self.path(of: Substring(redirectURI)) else {
+            self = .rejected(reason: "that is not the address the browser was sent back to (it has no query); copy the whole address from the address bar")
+            return
+        }
+        guard pastedPath == expectedPath else {
+            self = .rejected(reason: "that address is for '\(pastedPath)', not this login's '\(expectedPath)'")
+            return
+        }
+        self.init(query: parts[1], expectedState: expectedState)
+    }
+
+    private static func path(of url: Substring) -> Substring? {
+        guard let schemeEnd = url.firstRange(of: "://") else { return nil }
+        let rest = url[schemeEnd.upperBound...]
+        return rest.firstIndex(of: "/").map { rest[$0...] } ?? "/"
+    }
+}

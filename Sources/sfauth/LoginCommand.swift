@@ -77,6 +77,9 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(help: "Do not open a browser; print the URL to open instead.")
     var noBrowser = false
 
+    @Flag(help: ArgumentHelp("Also accept the address the browser ends up at, pasted on standard input (for a browser on another machine). On by default when standard input is a terminal and no browser can be shown here."))
+    var paste = false
+
     @Option(help: ArgumentHelp("Seconds to wait for the browser's redirect.", valueName: "seconds"))
     var timeout: Int = 300
 
@@ -154,9 +157,11 @@ struct LoginCommand: AsyncParsableCommand {
             }
         }
         if force { await revokeDefaultAccount(in: store) }
-        let reporter = LoginProgressReporter(store: store, timeoutSeconds: timeout)
+        let acceptsPaste = paste || (isatty(0) == 1 && (noBrowser || !hasDisplay(environment)))
+        let reporter = LoginProgressReporter(store: store, timeoutSeconds: timeout, acceptsPaste: acceptsPaste)
         let coordinator = OAuthCoordinator(
-            configuration: .init(server: server, client: client, timeout: .seconds(timeout), browserLauncher: launcher, alias: alias),
+            configuration: .init(server: server, client: client, timeout: .seconds(timeout), browserLauncher: launcher, alias: alias,
+                                 pastedRedirects: acceptsPaste ? StandardInputRedirectSource() : nil),
             delegate: reporter, store: store)
         let interrupts = InterruptHandler { coordinator.cancel() }
         defer { interrupts.stop() }
@@ -201,6 +206,10 @@ struct LoginCommand: AsyncParsableCommand {
         }
         if force && !extra.contains(where: { $0.name == "prompt" }) { extra.append(AuthorizationParameter(name: "prompt", value: "login")) }
         return extra
+    }
+
+    private func hasDisplay(_ environment: [String: String]) -> Bool {
+        !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
     }
 
     /// `--force`: revoke the default account's tokens before signing in again (best effort).

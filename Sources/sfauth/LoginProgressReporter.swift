@@ -7,10 +7,12 @@ import Glibc
 final class LoginProgressReporter: OAuthCoordinatorDelegate {
     private let store: FileCredentialStore
     private let timeoutSeconds: Int
+    private let acceptsPaste: Bool
 
-    init(store: FileCredentialStore, timeoutSeconds: Int) {
+    init(store: FileCredentialStore, timeoutSeconds: Int, acceptsPaste: Bool) {
         self.store = store
         self.timeoutSeconds = timeoutSeconds
+        self.acceptsPaste = acceptsPaste
     }
 
     func oauthCoordinator(_ coordinator: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String,
@@ -27,6 +29,9 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
                           reason: BrowserNotOpenedReason, info: AuthInfo) {
         if case .launchFailed(let message) = reason { say("Could not open a browser: \(message)") }
         say("Open this URL in a browser to sign in:\n\n    \(url)\n")
+        if acceptsPaste {
+            say("If that browser is on another machine, sign in there, then paste here the address it ends up at (the page will not load).")
+        }
     }
 
     func oauthCoordinator(_ coordinator: OAuthCoordinator, didReceiveAuthorizationCodeWith info: AuthInfo) {

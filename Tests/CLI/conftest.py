@@ -65,7 +65,7 @@ class Sfauth:
 
     def start(self, *args, **env):
         environment = dict(self.env, **env)
-        return subprocess.Popen([self.binary, *args], env=environment, stdin=subprocess.DEVNULL,
+        return subprocess.Popen([self.binary, *args], env=environment, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def browser_report(self, within=30):

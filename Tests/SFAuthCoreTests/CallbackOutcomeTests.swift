@@ -59,3 +59,32 @@ import Testing
         #expect(pairs.map(\.value) == ["1", "", "x=y"])
     }
 }
+
+@Suite struct PastedRedirectTests {
+    let redirect = "http://127.0.0.1:5555/callback"
+    let state = "st-1"
+
+    @Test func theWholeAddressIsAccepted() {
+        #expect(CallbackOutcome(pastedURL: "  http://127.0.0.1:5555/callback?code=abc%3D%3D&state=st-1 \n", redirectURI: redirect, expectedState: state)
+            == .authorized(AuthorizationResponse(code: "abc==", state: state)))
+        // The browser elsewhere may show localhost or another port; the path and the state decide.
+        #expect(CallbackOutcome(pastedURL: "http://localhost:9/callback?state=st-1&code=c#frag", redirectURI: redirect, expectedState: state)
+            == .authorized(AuthorizationResponse(code: "c", state: state)))
+        #expect(CallbackOutcome(pastedURL: "http://127.0.0.1:5555/callback?error=access_denied&state=st-1", redirectURI: redirect,
+                                expectedState: state) == .denied(OAuthServerError(code: "access_denied")))
+    }
+
+    @Test(arguments: [
+        "abc",                                                        // just a code
+        "http://127.0.0.1:5555/callback",                             // no query
+        "http://127.0.0.1:5555/other?code=c&state=st-1",              // another path
+        "http://127.0.0.1:5555/callback?code=c&state=st-2",           // another login's state
+        "http://127.0.0.1:5555/callback?code=c",                      // no state
+    ])
+    func foreignOrIncompleteAddressesAreRejected(line: String) {
+        guard case .rejected = CallbackOutcome(pastedURL: line, redirectURI: redirect, expectedState: state) else {
+            Issue.record("accepted '\(line)'")
+            return
+        }
+    }
+}

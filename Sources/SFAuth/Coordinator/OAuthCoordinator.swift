@@ -32,6 +32,9 @@ public final class OAuthCoordinator: Sendable {
         public var alias: String?
         /// Whether the account signed in becomes the store's default account. Default: `true`.
         public var makeDefault: Bool
+        /// Where a person may paste the redirect URL when the browser runs elsewhere (`nil`: only
+        /// the listener). The first pasted URL that belongs to this login ends the wait. Default: `nil`.
+        public var pastedRedirects: (any RedirectURLSource)?
         /// Whether to ask the server who signed in (OIDC userinfo or Salesforce's identity URL) after
         /// the exchange, for the username, display name and email. Best effort. Default: `true`.
         public var fetchIdentity: Bool
@@ -39,7 +42,7 @@ public final class OAuthCoordinator: Sendable {
         /// Creates a configuration.
         public init(server: AuthorizationServer, client: ClientConfiguration, timeout: Duration = .seconds(300),
                     browserLauncher: (any BrowserLauncher)? = SystemBrowserLauncher(), alias: String? = nil,
-                    makeDefault: Bool = true, fetchIdentity: Bool = true) {
+                    makeDefault: Bool = true, fetchIdentity: Bool = true, pastedRedirects: (any RedirectURLSource)? = nil) {
             self.server = server
             self.client = client
             self.timeout = timeout
@@ -47,6 +50,7 @@ public final class OAuthCoordinator: Sendable {
             self.alias = alias
             self.makeDefault = makeDefault
             self.fetchIdentity = fetchIdentity
+            self.pastedRedirects = pastedRedirects
         }
     }
 
@@ -173,7 +177,18 @@ public final class OAuthCoordinator: Sendable {
                                            redirectURI: listener.redirectURI, using: &random)
         await present(request.url, redirectURI: listener.redirectURI, info: info)
 
-        let outcome = try await listener.waitForCallback(expectedState: request.state, timeout: configuration.timeout)
+        let pasted = PastedOutcome()
+        if let source = configuration.pastedRedirects {
+            Self.readPastedRedirects(from: source, for: request, into: pasted, listener: listener)
+        }
+        let outcome: CallbackOutcome
+        do {
+            outcome = try await listener.waitForCallback(expectedState: request.state, timeout: configuration.timeout)
+        } catch .cancelled {
+            // A pasted redirect ends the wait by closing the listener; anything else was a real cancel.
+            guard let pastedOutcome = pasted.value.withLock({ $0 }) else { throw .cancelled }
+            outcome = pastedOutcome
+        }
 
         switch outcome {
         case .denied(let serverError):
@@ -258,6 +273,26 @@ public final class OAuthCoordinator: Sendable {
         }
     }
 
+    /// Reads pasted lines on a thread of its own until one belongs to this login; then keeps its
+    /// outcome and closes the listener, which ends the wait. The thread may stay blocked reading
+    /// after the flow ends (standard input has no timeout); it does nothing more then.
+    private static func readPastedRedirects(from source: any RedirectURLSource, for request: AuthorizationRequest,
+                                            into box: PastedOutcome, listener: LoopbackListener) {
+        _ = DedicatedThread.start {
+            while let line = source.nextLine() {
+                if line.allSatisfy(\.isWhitespace) { continue }
+                let outcome = CallbackOutcome(pastedURL: line, redirectURI: request.redirectURI, expectedState: request.state)
+                if case .rejected(let reason) = outcome {
+                    source.rejected(line, reason: reason)
+                    continue
+                }
+                box.value.withLock { $0 = outcome }
+                listener.cancel()
+                return
+            }
+        }
+    }
+
     /// Runs the launcher, which may block for seconds (it waits to see whether the browser command
     /// fails), on a thread of its own rather than one of Swift's few cooperative threads.
     /// Returns the failure message, or `nil` when the browser was opened.
@@ -290,6 +325,11 @@ public final class OAuthCoordinator: Sendable {
         let tokens = try TokenResponse.decode(httpResponse, endpoint: request.server.tokenEndpoint)
         return OAuthCredentials(response: tokens, request: request, now: now())
     }
+}
+
+/// The outcome of a pasted redirect, shared between the reading thread and the flow.
+private final class PastedOutcome: Sendable {
+    let value = Mutex<CallbackOutcome?>(nil)
 }
 
 /// A weak reference that can live inside the coordinator's lock.
