@@ -26,7 +26,8 @@ import Testing
         #expect(credentials.refreshToken != nil)
         #expect(credentials.idToken != nil)
         #expect(credentials.expiresAt != nil)
-        #expect(credentials.username == (try env.value("SFAUTH_TEST_USERNAME")) || credentials.userId != nil)
+        #expect(credentials.username == (try env.value("SFAUTH_TEST_USERNAME")))
+        #expect(credentials.userId == "1")
         #expect(try store.loadDefault() == credentials)
 
         // The authorization URL carried PKCE S256, a state and a nonce.
