@@ -8,8 +8,9 @@ import Foundation
 /// The credential store a command works on, as `SFAUTH_STORAGE` (or login's `--storage`) says.
 enum StoreSetup {
     /// The store for commands other than login: accounts keep their refresh tokens where they are.
-    static func existingAccounts() throws(OAuthError) -> FileCredentialStore {
-        let environment = ProcessInfo.processInfo.environment
-        return try StorageMode(environment: environment).store(environment: environment, signingIn: false).store
+    /// Builds nothing costly (the keyring is only contacted when a refresh token is needed).
+    static func existingAccounts(environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws(OAuthError) -> FileCredentialStore {
+        try StorageMode(environment: environment).store(environment: environment, signingIn: false).store
     }
 }

@@ -57,40 +57,48 @@ struct TokenCommand: AsyncParsableCommand {
     static func runFastPath(arguments: [String]) -> Int32? {
         guard arguments == ["token"] else { return nil }
         let environment = ProcessInfo.processInfo.environment
-        if let supplied = EnvironmentToken.read(from: environment) {
-            print(supplied.accessToken)
-            return ExitStatus.success.rawValue
-        }
+        if let status = printSuppliedToken(output: .bare, environment: environment) { return status.rawValue }
         do throws(OAuthError) {
-            let store = try FileCredentialStore(environment: environment)
-            let source = TokenSource(store: store, options: try TokenSource.Options(environment: environment))
-            guard let credentials = try source.usableStoredCredentials() else { return nil }
+            guard let credentials = try tokenSource(environment: environment).source.usableStoredCredentials() else { return nil }
             print(credentials.accessToken)
             return ExitStatus.success.rawValue
         } catch {
-            StandardError.line("sfauth: \(error.description)")
-            return ExitStatus(error).rawValue
+            return fail(error).rawValue
         }
     }
 
     /// Prints the token on stdout, or one line on stderr; returns the exit status.
     private static func printToken(account: String?, forceRefresh: Bool, output: TokenOutput,
                                    environment: [String: String]) async -> ExitStatus {
-        if let supplied = EnvironmentToken.read(from: environment) {
-            print(output.render(accessToken: supplied.accessToken, instanceURL: supplied.instanceURL))
-            return .success
-        }
+        if let status = printSuppliedToken(output: output, environment: environment) { return status }
         do throws(OAuthError) {
-            let store = try StorageMode(environment: environment).store(environment: environment, signingIn: false).store
-            let source = TokenSource(store: store, options: try TokenSource.Options(environment: environment))
+            let (store, source) = try tokenSource(environment: environment)
             var identifier: String?
             if let account { identifier = try AccountResolver(store: store).identifier(for: account) }
             let credentials = try await source.credentials(account: identifier, forceRefresh: forceRefresh)
             print(output.render(credentials, expiry: credentials.expiry(assumedLifetime: source.assumedLifetime)))
             return .success
         } catch {
-            StandardError.line("sfauth: \(error.description)")
-            return ExitStatus(error)
+            return fail(error)
         }
+    }
+
+    /// Prints `SFAUTH_ACCESS_TOKEN` when it is set (it wins over anything stored); `nil` when it is not.
+    private static func printSuppliedToken(output: TokenOutput, environment: [String: String]) -> ExitStatus? {
+        guard let supplied = EnvironmentToken.read(from: environment) else { return nil }
+        print(output.render(accessToken: supplied.accessToken, instanceURL: supplied.instanceURL))
+        return .success
+    }
+
+    /// The store and token source, as `SFAUTH_STORAGE`, `SFAUTH_TOKEN_LEEWAY` and
+    /// `SFAUTH_ASSUMED_TOKEN_LIFETIME` say — the same for the fast path and the full command.
+    private static func tokenSource(environment: [String: String]) throws(OAuthError) -> (store: FileCredentialStore, source: TokenSource) {
+        let store = try StoreSetup.existingAccounts(environment: environment)
+        return (store, TokenSource(store: store, options: try TokenSource.Options(environment: environment)))
+    }
+
+    private static func fail(_ error: OAuthError) -> ExitStatus {
+        StandardError.line("sfauth: \(error.description)")
+        return ExitStatus(error)
     }
 }
