@@ -11,6 +11,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // JOSE: ID token signatures against a JWKS (RS256, ES256, ...) and JWT bearer assertions.
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // libcurl's headers plus typed wrappers around its variadic functions. The library itself is
@@ -29,7 +31,10 @@ let package = Package(
         ),
 
         // The coordinator, its delegate, and the Linux adapters (HTTP, listener, browser, storage).
-        .target(name: "SFAuth", dependencies: ["SFAuthCore", "CCurl", "CSecret"]),
+        .target(
+            name: "SFAuth",
+            dependencies: ["SFAuthCore", "CCurl", "CSecret", .product(name: "JWTKit", package: "jwt-kit")]
+        ),
 
         // The command: one small file per subcommand, all logic in the library.
         .executableTarget(

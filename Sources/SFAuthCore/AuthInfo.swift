@@ -18,4 +18,12 @@ public enum AuthType: String, Sendable, Equatable, Codable {
     case refresh
     /// Stored credentials reused as they are (no request made).
     case stored
+    /// The device authorization grant (RFC 8628): the user approves a code on another device.
+    case deviceCode = "device_code"
+    /// The client credentials grant (RFC 6749 §4.4), for service accounts.
+    case clientCredentials = "client_credentials"
+    /// The resource owner password grant (RFC 6749 §4.3); discouraged by RFC 9700.
+    case password
+    /// A JWT bearer assertion signed with the client's private key (RFC 7523 §2.1).
+    case jwtBearer = "jwt_bearer"
 }

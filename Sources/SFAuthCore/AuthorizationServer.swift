@@ -16,6 +16,10 @@ public struct AuthorizationServer: Sendable, Equatable, Codable {
     public var userinfoEndpoint: String?
     /// The `issuer`, when known.
     public var issuer: String?
+    /// The `jwks_uri` with the keys that sign ID tokens (OpenID Connect), when known.
+    public var jwksURI: String?
+    /// The `device_authorization_endpoint` (RFC 8628 §3.1), when known.
+    public var deviceAuthorizationEndpoint: String?
     /// Which server-specific conventions apply. Default: `.standard`.
     public var flavor: Flavor
     /// Whether the server puts `iss` in authorization responses (RFC 9207,
@@ -33,12 +37,15 @@ public struct AuthorizationServer: Sendable, Equatable, Codable {
 
     /// Creates a server description from explicit endpoints.
     public init(authorizationEndpoint: String, tokenEndpoint: String, revocationEndpoint: String? = nil,
-                userinfoEndpoint: String? = nil, issuer: String? = nil, flavor: Flavor = .standard) {
+                userinfoEndpoint: String? = nil, issuer: String? = nil, jwksURI: String? = nil,
+                deviceAuthorizationEndpoint: String? = nil, flavor: Flavor = .standard) {
         self.authorizationEndpoint = authorizationEndpoint
         self.tokenEndpoint = tokenEndpoint
         self.revocationEndpoint = revocationEndpoint
         self.userinfoEndpoint = userinfoEndpoint
         self.issuer = issuer
+        self.jwksURI = jwksURI
+        self.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
         self.flavor = flavor
     }
 
@@ -46,7 +53,8 @@ public struct AuthorizationServer: Sendable, Equatable, Codable {
     /// (RFC 8252 §8.1 and our invariant: TLS always, except on this machine).
     public func validate() throws(OAuthError) {
         for (name, endpoint) in [("authorization endpoint", authorizationEndpoint), ("token endpoint", tokenEndpoint)]
-            + [("revocation endpoint", revocationEndpoint), ("userinfo endpoint", userinfoEndpoint)].compactMap({ pair in pair.1.map { (pair.0, $0) } }) {
+            + [("revocation endpoint", revocationEndpoint), ("userinfo endpoint", userinfoEndpoint), ("JWKS URI", jwksURI),
+               ("device authorization endpoint", deviceAuthorizationEndpoint)].compactMap({ pair in pair.1.map { (pair.0, $0) } }) {
             try EndpointURL.requireSecure(endpoint, name: name)
         }
     }

@@ -75,7 +75,8 @@ public struct DiscoveryDocument: Sendable, Equatable {
     /// The server these metadata describe.
     public var server: AuthorizationServer {
         var server = AuthorizationServer(authorizationEndpoint: authorizationEndpoint, tokenEndpoint: tokenEndpoint,
-                                         revocationEndpoint: revocationEndpoint, userinfoEndpoint: userinfoEndpoint, issuer: issuer)
+                                         revocationEndpoint: revocationEndpoint, userinfoEndpoint: userinfoEndpoint, issuer: issuer,
+                                         jwksURI: jwksURI, deviceAuthorizationEndpoint: deviceAuthorizationEndpoint)
         server.issuerInAuthorizationResponse = issuerInAuthorizationResponse ? true : nil
         return server
     }
