@@ -4,12 +4,14 @@ from django.urls import include, path, re_path
 from oauth2_provider import urls as dot_urls
 from oauth2_provider.views import OAuthServerMetadataView
 
-from . import views
+from . import grants, id_tokens, views
 
 # DOT's endpoints under /o/, with the token and revocation endpoints counted and the
 # discovery document extended (these patterns come first, so they win over DOT's).
 oauth2_patterns = (
-    [
+    grants.oauth2_patterns
+    + id_tokens.oauth2_patterns
+    + [
         path("authorize/", views.IssAuthorizationView.as_view(), name="authorize"),
         path("token/", views.CountingTokenView.as_view(), name="token"),
         path("revoke_token/", views.CountingRevokeTokenView.as_view(), name="revoke-token"),
@@ -36,4 +38,4 @@ urlpatterns = [
     path("test/stats", views.stats),
     path("test/stats/reset", views.stats_reset),
     re_path(r"^static/(?P<path>.*)$", serve_static, {"insecure": True}),
-]
+] + grants.urlpatterns + id_tokens.urlpatterns

@@ -16,6 +16,8 @@ from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView, ConnectDiscoveryInfoView, RevokeTokenView, TokenView
 from urllib.parse import parse_qsl, urlsplit
 
+from . import grants, id_tokens
+
 access_log = logging.getLogger("sfauth_test_server.access")
 
 
@@ -85,7 +87,8 @@ class CountingTokenView(TokenView):
         grant_type = request.POST.get("grant_type", "") or "(none)"
         bump(f"token_requests\t{grant_type}")
         with TOKEN_LOCK:
-            response = super().post(request, *args, **kwargs)
+            response = grants.before_token(request) or super().post(request, *args, **kwargs)
+            response = id_tokens.after_token(request, response)
         bump(f"token_responses\t{grant_type}\t{response.status_code}")
         return response
 
