@@ -51,31 +51,49 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     public var status: AccountStatus?
     /// Whether the refresh token lives in a `SecretStore` (the keyring) instead of this record.
     public var refreshTokenInSecretStore: Bool?
+    /// The grant that signed this account in (`nil` in records written before sfauth recorded it:
+    /// a browser sign-in).
+    public var obtainedBy: AuthType?
 
     /// Builds credentials from a token response to a browser sign-in.
     ///
     /// - Parameter now: the time the response arrived; expiry is counted from it.
     public init(response: TokenResponse, request: AuthorizationRequest, now: Date) {
+        self.init(response: response, server: request.server, client: request.client, redirectURI: request.redirectURI,
+                  obtainedBy: .browser, now: now)
+    }
+
+    /// Builds credentials from a token response to any grant.
+    ///
+    /// - Parameters:
+    ///   - redirectURI: the redirect URI of a browser sign-in; empty for grants without one.
+    ///   - obtainedBy: the grant that produced the response.
+    ///   - username: the username the grant named (password, JWT bearer), used when the response
+    ///     does not say who signed in.
+    ///   - now: the time the response arrived; expiry is counted from it.
+    public init(response: TokenResponse, server: AuthorizationServer, client: ClientConfiguration, redirectURI: String = "",
+                obtainedBy: AuthType, username: String? = nil, now: Date) {
         let claims = response.idToken.flatMap(IDTokenClaims.init(unverifiedToken:))
         let salesforce = response.identityURL.flatMap(Salesforce.identity(fromIdentityURL:))
         let userId = salesforce?.userId ?? claims?.subject
-        self.identifier = AccountIdentifier.make(server: request.server, userId: userId, clientId: request.client.clientId)
-        self.server = request.server
-        self.clientId = request.client.clientId
-        self.redirectURI = request.redirectURI
+        self.identifier = AccountIdentifier.make(server: server, userId: userId, username: username, clientId: client.clientId)
+        self.server = server
+        self.clientId = client.clientId
+        self.redirectURI = redirectURI
         self.accessToken = response.accessToken
         self.tokenType = response.tokenType
         self.refreshToken = response.refreshToken
         // Whole seconds (expiry rounded down): they survive the store's JSON round trip exactly.
         self.expiresAt = response.expiresIn.map { wholeSeconds(now.addingTimeInterval($0)) }
         self.issuedAt = wholeSeconds(response.issuedAt ?? now)
-        self.scopes = response.scopes ?? request.client.scopes
+        self.scopes = response.scopes ?? client.scopes
         self.idToken = response.idToken
         self.instanceURL = response.instanceURL
         self.identityURL = response.identityURL
         self.userId = userId
         self.organizationId = salesforce?.organizationId
-        self.username = claims?.preferredUsername ?? claims?.email ?? userId
+        self.username = claims?.preferredUsername ?? claims?.email ?? username ?? userId
+        self.obtainedBy = obtainedBy
     }
 
     /// When the access token should be treated as expired: `expiresAt` when the server said
@@ -130,15 +148,15 @@ private func wholeSeconds(_ date: Date) -> Date {
 
 /// How accounts are keyed: by who they are, so the same account never appears twice.
 public enum AccountIdentifier {
-    /// `<host[:port]>/<user id>`, or `<host[:port]>/client:<client id>` when the server did not say who
-    /// signed in.
-    public static func make(server: AuthorizationServer, userId: String?, clientId: String) -> String {
+    /// `<host[:port]>/<user id>`; when the server did not say who signed in, `<host[:port]>/user:<username>`
+    /// for a grant that named the user, else `<host[:port]>/client:<client id>` (a service account).
+    public static func make(server: AuthorizationServer, userId: String?, username: String? = nil, clientId: String) -> String {
         let endpoint = server.issuer ?? server.tokenEndpoint
         var host = "unknown-server"
         if let parts = EndpointURL.parts(of: endpoint) {
             let bracketed = parts.host.contains(":") ? "[\(parts.host)]" : parts.host
             host = bracketed + (parts.port.map { ":\($0)" } ?? "")
         }
-        return "\(host)/\(userId ?? "client:\(clientId)")"
+        return "\(host)/\(userId ?? username.map { "user:\($0)" } ?? "client:\(clientId)")"
     }
 }

@@ -20,9 +20,12 @@ public enum TokenRequest {
 
     /// A form POST. A public client identifies itself with `client_id` (§3.2.1); a confidential one
     /// adds `client_secret` in the body (§2.3.1), which every server we target accepts.
-    static func post(to endpoint: String, client: ClientConfiguration, parameters: [(String, String)]) -> HTTPRequest {
+    /// `identifyClient: false` leaves out `client_id` when the grant itself names the client and
+    /// there is no secret (a JWT bearer assertion's `iss`, RFC 7523 §3.1).
+    static func post(to endpoint: String, client: ClientConfiguration, parameters: [(String, String)],
+                     identifyClient: Bool = true) -> HTTPRequest {
         var parameters = parameters
-        parameters.append(("client_id", client.clientId))
+        if identifyClient || client.clientSecret != nil { parameters.append(("client_id", client.clientId)) }
         if let secret = client.clientSecret { parameters.append(("client_secret", secret)) }
         return HTTPRequest(
             method: "POST",

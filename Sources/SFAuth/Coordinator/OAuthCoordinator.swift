@@ -59,9 +59,9 @@ public final class OAuthCoordinator: Sendable {
     /// Receives the flow's callbacks. Held weakly, as `SFOAuthCoordinator` does.
     public var delegate: (any OAuthCoordinatorDelegate)? { state.withLock { $0.delegate.value } }
 
-    private let httpClient: any HTTPClient
-    private let store: (any CredentialStore)?
-    private let now: @Sendable () -> Date
+    let httpClient: any HTTPClient
+    let store: (any CredentialStore)?
+    let now: @Sendable () -> Date
     private let state = Mutex(FlowState())
 
     private struct FlowState: ~Copyable {
@@ -153,6 +153,12 @@ public final class OAuthCoordinator: Sendable {
     /// Same as `cancel()`; the name `SFOAuthCoordinator` uses.
     public func stopAuthentication() { cancel() }
 
+    /// Whether `cancel()` was called since the current flow began.
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Marks the start of a flow: a `cancel()` from before it no longer counts.
+    func beginFlow() { state.withLock { $0.cancelled = false } }
+
     // MARK: - The flow
 
     private func runBrowserFlow(info: AuthInfo) async throws(OAuthError) -> OAuthCredentials {
@@ -228,7 +234,7 @@ public final class OAuthCoordinator: Sendable {
     /// (keeping its alias unless a new one was given), an alias moves from any other account, and
     /// the account becomes the default when so configured.
     /// - Returns: the credentials this sign-in replaced, if the account was already stored.
-    private func keep(_ credentials: inout OAuthCredentials) throws(OAuthError) -> OAuthCredentials? {
+    func keep(_ credentials: inout OAuthCredentials) throws(OAuthError) -> OAuthCredentials? {
         guard let store else { return nil }
         var previous = try store.load(identifier: credentials.identifier)
         // For revoking the replaced refresh token later; if the keyring cannot say, it is not revoked.
@@ -248,7 +254,7 @@ public final class OAuthCoordinator: Sendable {
     }
 
     /// Fills in who signed in from the server's identity endpoint; a failure leaves the credentials as they are.
-    private func addIdentity(to credentials: inout OAuthCredentials) async {
+    func addIdentity(to credentials: inout OAuthCredentials) async {
         guard let identity = try? await IdentityFetcher(httpClient: httpClient).fetch(for: credentials) else { return }
         credentials.username = identity.username ?? credentials.username
         credentials.displayName = identity.displayName ?? credentials.displayName

@@ -23,7 +23,9 @@ public enum BrowserNotOpenedReason: Sendable, Equatable {
 ///
 /// Callbacks arrive in this order, one at a time, never concurrently: `willBeginAuthentication`,
 /// `willOpenBrowser` (and `browserNotOpened` when the user must open the URL), `didReceiveAuthorizationCode`,
-/// then exactly one of `didAuthenticate` or `didFail`. Every method has a default implementation,
+/// then exactly one of `didAuthenticate` or `didFail`. The device grant has `didReceiveDeviceAuthorization`
+/// in place of the browser steps; the other grants without a browser go straight from
+/// `willBeginAuthentication` to the outcome. Every method has a default implementation,
 /// so a delegate implements only what it needs. The delegate observes; only `willOpenBrowser` steers.
 public protocol OAuthCoordinatorDelegate: AnyObject, Sendable {
     /// The flow is starting. Default: nothing.
@@ -42,6 +44,12 @@ public protocol OAuthCoordinatorDelegate: AnyObject, Sendable {
 
     /// The redirect with an authorization code arrived; the token exchange starts. Default: nothing.
     func oauthCoordinator(_ coordinator: OAuthCoordinator, didReceiveAuthorizationCodeWith info: AuthInfo)
+
+    /// The device authorization grant (RFC 8628) has its codes: the person must open the verification
+    /// page (on any device) and enter the user code; polling starts now. Default: writes the
+    /// instructions to standard error.
+    func oauthCoordinator(_ coordinator: OAuthCoordinator, didReceiveDeviceAuthorization authorization: DeviceAuthorization,
+                          info: AuthInfo)
 
     /// The flow succeeded; the credentials are stored when a store was given. Default: nothing.
     func oauthCoordinator(_ coordinator: OAuthCoordinator, didAuthenticate credentials: OAuthCredentials, info: AuthInfo)
@@ -65,6 +73,11 @@ extension OAuthCoordinatorDelegate {
     }
 
     public func oauthCoordinator(_ coordinator: OAuthCoordinator, didReceiveAuthorizationCodeWith info: AuthInfo) {}
+
+    public func oauthCoordinator(_ coordinator: OAuthCoordinator, didReceiveDeviceAuthorization authorization: DeviceAuthorization,
+                                 info: AuthInfo) {
+        StandardError.write(DeviceInstructions.text(for: authorization))
+    }
 
     public func oauthCoordinator(_ coordinator: OAuthCoordinator, didAuthenticate credentials: OAuthCredentials, info: AuthInfo) {}
 

@@ -1,0 +1,120 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SFAuthCore
+
+extension OAuthCoordinator {
+    /// Signs in with a grant that needs no browser redirect, and stores the credentials like the
+    /// browser sign-in does. The delegate hears `willBeginAuthentication`, for the device grant
+    /// `didReceiveDeviceAuthorization`, then `didAuthenticate` or `didFail`, with the grant's own
+    /// auth type.
+    ///
+    /// Ends with `OAuthError.cancelled` on task cancellation or `cancel()` (the device grant's
+    /// polling stops within a fraction of a second). On failure nothing stored is changed.
+    public func authenticate(using grant: Grant) async throws(OAuthError) -> OAuthCredentials {
+        let info = AuthInfo(authType: grant.authType)
+        beginFlow()
+        delegate?.oauthCoordinator(self, willBeginAuthenticationWith: info)
+        do {
+            let credentials = try await runGrant(grant, info: info)
+            delegate?.oauthCoordinator(self, didAuthenticate: credentials, info: info)
+            return credentials
+        } catch {
+            delegate?.oauthCoordinator(self, didFailWith: error, info: info)
+            throw error
+        }
+    }
+
+    private func runGrant(_ grant: Grant, info: AuthInfo) async throws(OAuthError) -> OAuthCredentials {
+        let server = configuration.server
+        let client = configuration.client
+        try server.validate()
+        let tokens: TokenResponse
+        switch grant.kind {
+        case .deviceCode:
+            tokens = try await pollDeviceAuthorization(info: info)
+        case .clientCredentials:
+            guard client.clientSecret != nil else {
+                throw .configuration("the client credentials grant needs the client's secret (SFAUTH_CLIENT_SECRET); client '\(client.clientId)' has none")
+            }
+            tokens = try await requestTokens(TokenRequest.clientCredentials(tokenEndpoint: server.tokenEndpoint, client: client))
+        case .password(let username, let password):
+            tokens = try await requestTokens(TokenRequest.password(username: username, password: password,
+                                                                   tokenEndpoint: server.tokenEndpoint, client: client))
+        case .jwtBearer(let username, let signer, let audience):
+            var random = SystemRandomNumberGenerator()
+            let claims = JWTBearerAssertion(clientId: client.clientId, username: username,
+                                            audience: audience ?? JWTBearerAssertion.defaultAudience(for: server),
+                                            now: now(), using: &random)
+            let assertion = try await signer.sign(claims)
+            tokens = try await requestTokens(TokenRequest.jwtBearer(assertion: assertion, tokenEndpoint: server.tokenEndpoint, client: client))
+        }
+        if isCancelled || Task.isCancelled { throw .cancelled }
+
+        var credentials = OAuthCredentials(response: tokens, server: server, client: client, obtainedBy: grant.authType,
+                                           username: grant.username, now: now())
+        if configuration.fetchIdentity { await addIdentity(to: &credentials) }
+        let replaced = try keep(&credentials)
+        if let replaced, replaced.refreshToken != nil, replaced.refreshToken != credentials.refreshToken {
+            // Best effort, as after a browser sign-in: the replaced refresh token should not stay alive.
+            _ = await TokenRevoker(httpClient: httpClient).revoke(replaced)
+        }
+        return credentials
+    }
+
+    /// One token request and its response.
+    private func requestTokens(_ request: HTTPRequest) async throws(OAuthError) -> TokenResponse {
+        if isCancelled || Task.isCancelled { throw .cancelled }
+        return try TokenResponse.decode(try await httpClient.sendForOAuth(request), endpoint: request.url)
+    }
+
+    /// RFC 8628: asks for the codes, tells the delegate, then polls the token endpoint at the
+    /// server's interval (slower after `slow_down`) until the person approves, declines, the code
+    /// expires, the configured timeout passes, or the flow is cancelled.
+    private func pollDeviceAuthorization(info: AuthInfo) async throws(OAuthError) -> TokenResponse {
+        let server = configuration.server
+        guard let endpoint = server.deviceAuthorizationEndpoint else {
+            throw .configuration("the server publishes no device authorization endpoint (RFC 8628); give it with --device-authorization-url, or use a server that supports the device grant")
+        }
+        let authorization = try DeviceAuthorization.decode(
+            try await httpClient.sendForOAuth(DeviceAuthorization.request(endpoint: endpoint, client: configuration.client)),
+            endpoint: endpoint)
+        delegate?.oauthCoordinator(self, didReceiveDeviceAuthorization: authorization, info: info)
+
+        let clock = ContinuousClock()
+        let limitSeconds = min(authorization.expiresIn, Int(configuration.timeout.components.seconds))
+        let deadline = clock.now + .seconds(limitSeconds)
+        var polling = DevicePolling(authorization)
+        var wait = authorization.interval
+        while true {
+            // §3.5: wait the interval before each request, the first one included.
+            try await sleep(seconds: wait, until: deadline, clock: clock)
+            if clock.now >= deadline {
+                throw .timedOut(seconds: limitSeconds,
+                                hint: "Nobody approved the code \(authorization.userCode) in time; run the sign-in again.")
+            }
+            let request = polling.tokenRequest(tokenEndpoint: server.tokenEndpoint, client: configuration.client)
+            switch try polling.next(after: try await httpClient.sendForOAuth(request), endpoint: server.tokenEndpoint) {
+            case .granted(let tokens): return tokens
+            case .wait(let seconds): wait = seconds
+            }
+        }
+    }
+
+    /// Sleeps `seconds` (or until `deadline`) in short slices, so `cancel()` from another thread
+    /// ends the wait promptly; throws `cancelled` then.
+    private func sleep(seconds: Int, until deadline: ContinuousClock.Instant, clock: ContinuousClock) async throws(OAuthError) {
+        let end = min(clock.now + .seconds(seconds), deadline)
+        while clock.now < end {
+            if isCancelled || Task.isCancelled { throw .cancelled }
+            do {
+                try await Task.sleep(for: min(.milliseconds(200), end - clock.now))
+            } catch {
+                throw .cancelled
+            }
+        }
+        if isCancelled || Task.isCancelled { throw .cancelled }
+    }
+}
