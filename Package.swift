@@ -43,7 +43,11 @@ let package = Package(
         ),
 
         .testTarget(name: "SFAuthCoreTests", dependencies: ["SFAuthCore"]),
-        .testTarget(name: "SFAuthTests", dependencies: ["SFAuth"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "SFAuthTests",
+            dependencies: ["SFAuth", .product(name: "JWTKit", package: "jwt-kit")],
+            exclude: ["Fixtures"]
+        ),
         .testTarget(name: "EndToEndTests", dependencies: ["SFAuth"]),
     ]
 )
