@@ -227,6 +227,10 @@ final class Recorder: OAuthCoordinatorDelegate, @unchecked Sendable {
         if case .launchFailed = reason { record("browserNotOpened(launchFailed)") } else { record("browserNotOpened(disabled)") }
     }
     func oauthCoordinator(_ c: OAuthCoordinator, didReceiveAuthorizationCodeWith info: AuthInfo) { record("didReceiveAuthorizationCode") }
+    func oauthCoordinator(_ c: OAuthCoordinator, didReceiveDeviceAuthorization authorization: DeviceAuthorization, info: AuthInfo) {
+        types.withLock { $0.append(info.authType) }
+        record("didReceiveDeviceAuthorization(\(authorization.userCode))")
+    }
     func oauthCoordinator(_ c: OAuthCoordinator, didAuthenticate credentials: OAuthCredentials, info: AuthInfo) {
         types.withLock { $0.append(info.authType) }
         let stored = (try? store.load(identifier: credentials.identifier)) ?? nil
