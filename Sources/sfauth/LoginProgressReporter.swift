@@ -1,4 +1,5 @@
 import SFAuth
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,15 +9,19 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
     private let store: FileCredentialStore
     private let timeoutSeconds: Int
     private let acceptsPaste: Bool
+    private let environment: [String: String]
+    private let redirectURI = Mutex<String?>(nil)
 
-    init(store: FileCredentialStore, timeoutSeconds: Int, acceptsPaste: Bool) {
+    init(store: FileCredentialStore, timeoutSeconds: Int, acceptsPaste: Bool, environment: [String: String] = [:]) {
         self.store = store
         self.timeoutSeconds = timeoutSeconds
         self.acceptsPaste = acceptsPaste
+        self.environment = environment
     }
 
     func oauthCoordinator(_ coordinator: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String,
                           info: AuthInfo) -> BrowserPresentation {
+        self.redirectURI.withLock { $0 = redirectURI }
         let host = EndpointURL.parts(of: coordinator.configuration.server.authorizationEndpoint)?.host ?? "the server"
         if coordinator.configuration.browserLauncher != nil {
             say("Opening your browser to sign in at \(host)…")
@@ -25,13 +30,31 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
         return .openBrowser
     }
 
+    /// The ways on when no browser opened here, in order: open the URL yourself (through an SSH port
+    /// forward when the browser is elsewhere), paste the final address, or the device grant.
     func oauthCoordinator(_ coordinator: OAuthCoordinator, browserNotOpenedFor url: String,
                           reason: BrowserNotOpenedReason, info: AuthInfo) {
-        if case .launchFailed(let message) = reason { say("Could not open a browser: \(message)") }
-        say("Open this URL in a browser to sign in:\n\n    \(url)\n")
-        if acceptsPaste {
-            say("If that browser is on another machine, sign in there, then paste here the address it ends up at (the page will not load).")
+        if case .launchFailed(let message) = reason {
+            let noDisplay = (environment["DISPLAY"] ?? "").isEmpty && (environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+            say("Could not open a browser: \(message)" + (noDisplay ? " (no display here: DISPLAY and WAYLAND_DISPLAY are unset)." : ""))
         }
+        say("Open this URL in a browser to sign in:\n\n    \(url)\n")
+        if let redirectURI = redirectURI.withLock({ $0 }), let port = EndpointURL.parts(of: redirectURI)?.port {
+            let remote = environment["SSH_CONNECTION"] != nil ? "You are connected over SSH: " : ""
+            say("\(remote)if the browser runs on another machine, forward the port first, e.g. `ssh -L \(port):localhost:\(port) <this host>`, and this login completes by itself.")
+        }
+        if acceptsPaste {
+            say("Or sign in there and paste here the address the browser ends up at (the page will not load).")
+        }
+        if coordinator.configuration.server.deviceAuthorizationEndpoint != nil {
+            say("Or press Ctrl-C and run `sfauth login --device` with the same options: approve a code on any device.")
+        }
+    }
+
+    func oauthCoordinator(_ coordinator: OAuthCoordinator, didReceiveDeviceAuthorization authorization: DeviceAuthorization,
+                          info: AuthInfo) {
+        StandardError.write(DeviceInstructions.text(for: authorization))
+        say("Waiting for the approval (press Ctrl-C to cancel)…")
     }
 
     func oauthCoordinator(_ coordinator: OAuthCoordinator, didReceiveAuthorizationCodeWith info: AuthInfo) {
@@ -39,7 +62,8 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
     }
 
     func oauthCoordinator(_ coordinator: OAuthCoordinator, didAuthenticate credentials: OAuthCredentials, info: AuthInfo) {
-        let who = credentials.username ?? "user \(credentials.userId ?? "unknown")"
+        let who = credentials.username
+            ?? (credentials.obtainedBy == .clientCredentials ? "the client \(credentials.clientId)" : "user \(credentials.userId ?? "unknown")")
         let at = credentials.instanceURL ?? EndpointURL.parts(of: credentials.server.tokenEndpoint)?.host ?? "the server"
         var saved = "Credentials saved in \(store.path(for: credentials.identifier))"
         if let secretStore = store.secretStore, store.placesNewRefreshTokensInSecretStore, credentials.refreshToken != nil {
