@@ -11,6 +11,15 @@ signs in when a login form appears, then acts on the consent page:
                               deny: click "Cancel", same wait;
                               login-only: stop once the page after the login form has loaded
                               (e.g. the server's error page for an unregistered redirect URI).
+
+The same actions work on the device grant's verification pages (RFC 8628; URL = the
+verification_uri_complete, or the verification_uri with SFAUTH_TEST_DEVICE_USER_CODE): sign in,
+submit the user code ("Verify"), then "Accept" (approve) or "Deny" (deny), and wait for the
+server's "Device Authorized" / "Device Denied" page. A user code the server refuses ("Incorrect
+user code", "Expired user code", "User code has already been used") ends with ok=false and that
+text in "error".
+
+  SFAUTH_TEST_DEVICE_USER_CODE  typed into the user-code field (replacing what the URL prefilled)
   SFAUTH_TEST_USERNAME / SFAUTH_TEST_PASSWORD   credentials (default: from the test server's env
                               file, else alice / alice-password)
   SFAUTH_TEST_BROWSER_FORGE=1 first send a forged GET <redirect_uri>?code=forged-code&state=forged-state
@@ -22,7 +31,10 @@ signs in when a login form appears, then acts on the consent page:
   SFAUTH_TEST_CHROMIUM / SFAUTH_TEST_CHROMEDRIVER  binaries (/usr/bin/chromium, /usr/bin/chromedriver)
 
 Result: {"ok", "action", "url", "final_url", "title", "page_text", "forged_status", "forged_body",
-"error", "seconds", "steps"}. Exit status 0 when ok.
+"device_status", "error", "seconds", "steps"}; device_status: "authorized" | "denied" | null (the
+device grant's final page). Exit status 0 when ok.
+
+From Python (a pytest): Tests/Browser/drive.py runs this in a subprocess and returns the result.
 """
 
 import json
@@ -45,6 +57,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 os.environ["SE_OFFLINE"] = "true"  # Selenium Manager must never try to download a driver
 
 ACTIONS = ("approve", "deny", "login-only")
+DJANGO_ERROR_HEADINGS = ("Not Found", "Bad Request (400)", "Forbidden (403)", "Server Error (500)")
 
 
 def log(msg):
@@ -95,6 +108,7 @@ class Result:
             "page_text": None,
             "forged_status": None,
             "forged_body": None,
+            "device_status": None,
             "error": None,
             "seconds": None,
             "steps": [],
@@ -263,6 +277,9 @@ def run(result, url, action, profile_dir, holder):
 
     logged_in = False
     consent_clicked = False
+    user_code_submitted = False
+    device_decided = False
+    typed_user_code = os.environ.get("SFAUTH_TEST_DEVICE_USER_CODE") or None
     limit = env_float("SFAUTH_TEST_BROWSER_TIMEOUT", 60)
     deadline = START + max(limit * 0.8, limit - 5)  # leave time to collect the page before the hard limit
     while True:
@@ -317,6 +334,42 @@ def run(result, url, action, profile_dir, holder):
                 result.step(f"after login: {current}")
                 finish(True)
                 break
+            elif "/device-grant-status/" in current and first("h1") is not None:
+                # The device grant's last page: "Device Authorized" / "Device Denied".
+                heading = first("h1").text.strip()
+                status = heading.split()[-1].lower() if heading.startswith("Device ") else None
+                result.data["device_status"] = status
+                result.step(f"device grant page: {heading}")
+                wanted = {"approve": "authorized", "deny": "denied"}.get(action)
+                finish(status == wanted, None if status == wanted else f"device grant ended as {heading!r}")
+                break
+            elif first("form button[name=action][value=accept]") is not None and not device_decided:
+                if action == "login-only":
+                    result.step("device confirmation page reached (login-only: stopping)")
+                    finish(True)
+                    break
+                value = "accept" if action == "approve" else "deny"
+                result.step(f"device confirmation page: clicking {value!r}")
+                first(f"form button[name=action][value={value}]").click()
+                device_decided = True
+            elif first("form input[name=user_code]") is not None:
+                errors = first("ul.errorlist")
+                if errors is not None:
+                    result.step(f"user code refused: {errors.text.strip()}")
+                    finish(False, "user code refused: " + errors.text.strip())
+                    break
+                if not user_code_submitted:
+                    field = first("form input[name=user_code]")
+                    if typed_user_code:
+                        field.clear()
+                        field.send_keys(typed_user_code)
+                    code = field.get_attribute("value")
+                    if not code:
+                        finish(False, "the user-code page asks for a code: set SFAUTH_TEST_DEVICE_USER_CODE")
+                        break
+                    result.step(f"user-code page: submitting {code}")
+                    first("form button[type=submit], form button:not([type])").click()
+                    user_code_submitted = True
             elif first("form#authorizationForm input[name=allow]") is not None and not consent_clicked:
                 if action == "login-only":
                     result.step("consent page reached (login-only: stopping)")
@@ -329,6 +382,12 @@ def run(result, url, action, profile_dir, holder):
                 result.step(f"consent page: clicking {button.get_attribute('value')!r}")
                 button.click()
                 consent_clicked = True
+            elif first("h1") is not None and first("h1").text.strip() in DJANGO_ERROR_HEADINGS:
+                # Django's own error pages (e.g. 404 for a device confirmation that is not pending).
+                error_text = first("h1").text.strip()
+                result.step(f"server error page: {error_text}")
+                finish(False, f"server error page: {error_text}")
+                break
             elif first("h2") is not None and first("h2").text.strip().startswith("Error"):
                 error_text = first("h2").text.strip()
                 paragraph = first("h2 + p")

@@ -4,10 +4,10 @@
     <repo>/.venv/bin/python Tests/Server/serve.py
 
 In the foreground: binds 127.0.0.1 (a free port, or $SFAUTH_TEST_SERVER_PORT), creates the OIDC
-RSA key on first use, resets the SQLite DB (from a cached migrated template) and seeds it. Then it
-forks a detached server process (waitress, setsid, output to <run dir>/server.log), waits up to
-$SFAUTH_TEST_START_TIMEOUT (20) seconds for it to answer, and writes <run dir>/env. Exit 0 when
-the server is up. Nothing is printed to stdout.
+RSA key (and the JWT bearer client's keys) on first use, resets the SQLite DB (from a cached
+migrated template) and seeds it. Then it forks a detached server process (waitress, setsid, output
+to <run dir>/server.log), waits up to $SFAUTH_TEST_START_TIMEOUT (20) seconds for it to answer,
+and writes <run dir>/env. Exit 0 when the server is up. Nothing is printed to stdout.
 
 The server process stops by itself after $SFAUTH_TEST_SERVER_TTL seconds (3600), or when the
 process $SFAUTH_TEST_PARENT_PID is gone (0 or empty: no parent watch), or on SIGTERM/SIGINT.
@@ -227,6 +227,9 @@ def main():
     ensure_key(os.path.join(rdir, "oidc-rsa.pem"))
 
     sys.path.insert(0, SERVER_DIR)
+    from sfauth_test_server.jwt_client_keys import ensure_client_keys
+
+    ensure_client_keys(rdir)  # the JWT bearer client's key pairs (grants.py)
     os.environ["DJANGO_SETTINGS_MODULE"] = "sfauth_test_server.settings"
     import django
 
@@ -309,6 +312,9 @@ def main():
         "SFAUTH_TEST_SERVER_PID": str(child),
         "SFAUTH_TEST_RUN_DIR": rdir,
     }
+    from sfauth_test_server import grants
+
+    variables.update(grants.env_variables(base_url))
     write_atomic(env_file, "".join(f"export {k}={shlex.quote(v)}\n" for k, v in variables.items()))
     return 0
 

@@ -8,6 +8,10 @@ Configured through environment variables set by serve.py / scripts/test-server:
   SFAUTH_TEST_ISS_PARAMETER=1       add the RFC 9207 `iss` parameter to authorization responses
   SFAUTH_TEST_SHORT_TOKEN_SECONDS   access-token lifetime for clients whose id starts with "short-" (5)
   SFAUTH_TEST_TOKEN_SECONDS         access-token lifetime for every other client (3600)
+  SFAUTH_TEST_DEVICE_INTERVAL       device grant: polling interval in seconds at the start (1)
+  SFAUTH_TEST_DEVICE_SLOW_DOWN_SECONDS  device grant: what each slow_down adds to it (5, RFC 8628 section 3.5)
+  SFAUTH_TEST_DEVICE_CODE_SECONDS   device grant: lifetime of a device code / user code (300)
+  SFAUTH_TEST_JWT_MAX_LIFETIME_SECONDS  JWT bearer grant: how far in the future an assertion's exp may be (300)
 """
 
 import os
@@ -108,6 +112,33 @@ SHORT_TOKEN_SECONDS = _int_env("SFAUTH_TEST_SHORT_TOKEN_SECONDS", 5)
 ISS_PARAMETER = os.environ.get("SFAUTH_TEST_ISS_PARAMETER", "") in ("1", "true", "yes", "on")
 SERVER_URL = os.environ.get("SFAUTH_TEST_SERVER_URL", "").rstrip("/")
 
+# Device authorization grant (RFC 8628), see grants.py / device_grant.py. Tests want a short interval;
+# the slow_down increment is RFC 8628's 5 s unless a test server is started with a smaller one.
+DEVICE_INTERVAL = _int_env("SFAUTH_TEST_DEVICE_INTERVAL", 1)
+DEVICE_SLOW_DOWN_SECONDS = _int_env("SFAUTH_TEST_DEVICE_SLOW_DOWN_SECONDS", 5)
+DEVICE_CODE_SECONDS = _int_env("SFAUTH_TEST_DEVICE_CODE_SECONDS", 300)
+
+# The password grant stays refused (COMPLIANT_BCP_RFC9700_PASSWORD_GRANT below) for every client
+# but these (validators.TestOAuth2Validator.validate_grant_type).
+PASSWORD_GRANT_CLIENTS = ["sfauth-password"]
+
+# JWT bearer grant (RFC 7523), see jwt_bearer.py: the public keys registered per client, as a JWKS file
+# that serve.py writes at start (jwt_client_keys.py; the private keys are the tests'), and the longest
+# lifetime an assertion may claim (Salesforce allows a few minutes).
+JWT_BEARER_CLIENT_KEYS = {"sfauth-jwt": RUN_DIR / "jwt-client-keys.json"}
+JWT_MAX_LIFETIME_SECONDS = _int_env("SFAUTH_TEST_JWT_MAX_LIFETIME_SECONDS", 300)
+
+# What the token endpoint really accepts (for some client each: one grant per DOT application),
+# published as grant_types_supported by both discovery documents.
+GRANT_TYPES_SUPPORTED = [
+    "authorization_code",
+    "refresh_token",
+    "urn:ietf:params:oauth:grant-type:device_code",
+    "client_credentials",
+    "password",
+    "urn:ietf:params:oauth:grant-type:jwt-bearer",
+]
+
 
 def access_token_expire_seconds(request):
     """ACCESS_TOKEN_EXPIRE_SECONDS as a callable: oauthlib's BearerToken calls it with the
@@ -130,7 +161,8 @@ OAUTH2_PROVIDER = {
     # is rejected when the code would be issued).
     "PKCE_REQUIRED": True,
     "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
-    # Refuse the implicit and password grants outright.
+    # Refuse the implicit grant outright, and the password grant for every client not in
+    # PASSWORD_GRANT_CLIENTS (the validator lets those through).
     "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
     "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
     # RFC 8252 section 7.3: any port on http://127.0.0.1/..., http://[::1]/... (always) and
@@ -144,6 +176,14 @@ OAUTH2_PROVIDER = {
     "ID_TOKEN_EXPIRE_SECONDS": 3600,
     "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
     "REQUEST_APPROVAL_PROMPT": "force",  # always show the consent page
+    # Device authorization grant: DOT's user-code page (wrapped in device_grant.py) is the
+    # verification URI; the complete URI carries the user code, so the page comes prefilled.
+    "OAUTH_DEVICE_VERIFICATION_URI": f"{SERVER_URL}/o/device/",
+    "OAUTH_DEVICE_VERIFICATION_URI_COMPLETE": f"{SERVER_URL}/o/device/?user_code={{user_code}}",
+    "DEVICE_FLOW_INTERVAL": DEVICE_INTERVAL,
+    # RFC 8414 metadata (/.well-known/oauth-authorization-server/o). DOT drops "password" from it
+    # because of COMPLIANT_BCP_RFC9700_PASSWORD_GRANT; the OIDC discovery document keeps it.
+    "OAUTH2_GRANT_TYPES_SUPPORTED": GRANT_TYPES_SUPPORTED,
     # OIDC with RS256 ID tokens.
     "OIDC_ENABLED": True,
     "OIDC_RSA_PRIVATE_KEY": _read_key(),

@@ -156,14 +156,21 @@ def api_me(request):
 
 class ExtendedDiscoveryView(ConnectDiscoveryInfoView):
     """DOT's OIDC discovery document plus what DOT leaves out but real servers publish:
-    revocation_endpoint, introspection_endpoint, grant_types_supported."""
+    revocation_endpoint, introspection_endpoint, device_authorization_endpoint (RFC 8628 section 4),
+    grant_types_supported (what the token endpoint really accepts: settings.GRANT_TYPES_SUPPORTED)."""
 
     def get(self, request, *args, **kwargs):
+        from django.conf import settings
+
         response = super().get(request, *args, **kwargs)
         data = json.loads(response.content)
-        for key, view_name in (("revocation_endpoint", "revoke-token"), ("introspection_endpoint", "introspect")):
+        for key, view_name in (
+            ("revocation_endpoint", "revoke-token"),
+            ("introspection_endpoint", "introspect"),
+            ("device_authorization_endpoint", "device-authorization"),
+        ):
             data.setdefault(key, self._get_endpoint_url(request, view_name, required=True))
-        data.setdefault("grant_types_supported", ["authorization_code", "refresh_token"])
+        data.setdefault("grant_types_supported", list(settings.GRANT_TYPES_SUPPORTED))
         extended = JsonResponse(data)
         extended["Access-Control-Allow-Origin"] = "*"
         return extended
