@@ -1,31 +1,71 @@
-/// The claims of an OpenID Connect ID token (OIDC Core §2), read WITHOUT verifying the signature.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The claims of an OpenID Connect ID token (OIDC Core §2), as read from its payload.
 ///
-/// Used only to name the account (`sub`, `preferred_username`, `email`); nothing here is trusted for
-/// authorization decisions.
+/// Reading them verifies nothing: `IDTokenCheck` checks them against what the sign-in expects, and
+/// `IDTokenValidator` (SFAuth) checks the signature first. Until both have passed, nothing here may
+/// be trusted for more than naming an account.
 public struct IDTokenClaims: Sendable, Equatable {
-    /// `sub`: the user's identifier at the issuer.
+    /// `sub`: the user's identifier at the issuer. Required, never empty.
     public var subject: String
-    /// `iss`.
+    /// `iss`: who issued the token.
     public var issuer: String?
+    /// `aud`: the clients the token is for (a single string on the wire is one audience).
+    public var audiences: [String]
+    /// `azp`: the client the token was issued to, when the server says.
+    public var authorizedParty: String?
+    /// `exp`: when the token stops being valid.
+    public var expiresAt: Date?
+    /// `iat`: when the token was issued.
+    public var issuedAt: Date?
+    /// `nonce`: the value the authorization request sent (OIDC Core §3.1.2.1).
+    public var nonce: String?
     /// `preferred_username`.
     public var preferredUsername: String?
     /// `email`.
     public var email: String?
     /// `name`.
     public var name: String?
-    /// `nonce`.
-    public var nonce: String?
 
-    /// Decodes the payload (second part) of a compact JWS; `nil` when it is not one or has no `sub`.
-    public init?(unverifiedToken token: String) {
+    /// Reads the payload (second part) of a compact JWS.
+    ///
+    /// - Throws: `OAuthError.idTokenRejected` when the token is not a compact JWS with a JSON object
+    ///   payload, or has no `sub`.
+    public init(token: String) throws(OAuthError) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64URL.decode(parts[1]), let json = JSONValue.parse(payload),
-              let subject = json["sub"]?.stringValue, !subject.isEmpty else { return nil }
+              case .object = json else {
+            throw .idTokenRejected("the ID token is not a signed JWT (a compact JWS of three base64url parts with a JSON payload)")
+        }
+        guard let subject = json["sub"]?.stringValue, !subject.isEmpty else {
+            throw .idTokenRejected("the ID token has no 'sub' (subject) claim")
+        }
         self.subject = subject
         issuer = json["iss"]?.stringValue
+        switch json["aud"] {
+        case .array(let values)?: audiences = values.compactMap(\.stringValue)
+        case let value?: audiences = value.stringValue.map { [$0] } ?? []
+        case nil: audiences = []
+        }
+        authorizedParty = json["azp"]?.stringValue
+        expiresAt = json["exp"]?.numberValue.map(Date.init(timeIntervalSince1970:))
+        issuedAt = json["iat"]?.numberValue.map(Date.init(timeIntervalSince1970:))
+        nonce = json["nonce"]?.stringValue
         preferredUsername = json["preferred_username"]?.stringValue
         email = json["email"]?.stringValue
         name = json["name"]?.stringValue
-        nonce = json["nonce"]?.stringValue
+    }
+
+    /// Reads the payload like `init(token:)`; `nil` when it is not an ID token with a `sub`.
+    ///
+    /// For naming an account from a token that was validated when it arrived (or whose server is
+    /// trusted through TLS); never for a token just received.
+    public init?(unverifiedToken token: String) {
+        guard let claims = try? IDTokenClaims(token: token) else { return nil }
+        self = claims
     }
 }

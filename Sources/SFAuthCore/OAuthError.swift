@@ -37,7 +37,8 @@ public enum OAuthError: Error, Sendable, Equatable {
     case network(String)
     /// The flow was cancelled by the user or the embedding program.
     case cancelled
-    /// No redirect arrived before the flow's deadline. The associated value is the timeout in seconds.
+    /// The flow's deadline passed: no redirect arrived, or nobody approved the device code in time.
+    /// `seconds` is the time waited; `hint` says what happened and what to do.
     case timedOut(seconds: Int, hint: String)
     /// The configuration cannot work (bad URL, insecure endpoint, port in use, …).
     case configuration(String)
@@ -45,12 +46,15 @@ public enum OAuthError: Error, Sendable, Equatable {
     case loginRequired(String)
     /// The credential store could not be read or written.
     case storage(String)
+    /// The ID token in a token response failed validation (OIDC Core §3.1.3.7, §12.2): its signature,
+    /// issuer, audience, times or nonce. The associated value says which check failed, in one line.
+    case idTokenRejected(String)
 
     /// What the caller should do about this error.
     public var recovery: Recovery {
         switch self {
         case .authorizationDenied(let error) where error.code == "access_denied": return .cancelledByUser
-        case .authorizationDenied, .tokenRequestRejected: return .serverRefused
+        case .authorizationDenied, .tokenRequestRejected, .idTokenRejected: return .serverRefused
         case .invalidServerResponse, .network: return .retryLater
         case .cancelled, .timedOut: return .cancelledByUser
         case .configuration, .storage: return .fixConfiguration
@@ -91,13 +95,15 @@ extension OAuthError: CustomStringConvertible {
         case .cancelled:
             return "The sign-in was cancelled."
         case .timedOut(let seconds, let hint):
-            return "No redirect arrived within \(seconds) s. \(hint)"
+            return "Timed out after \(seconds) s. \(hint)"
         case .configuration(let message):
             return "Configuration error: \(message)"
         case .loginRequired(let message):
             return message
         case .storage(let message):
             return "Credential store error: \(message)"
+        case .idTokenRejected(let message):
+            return "The ID token was refused: \(message). Try again; if it persists, check the issuer, the client id and this machine's clock."
         }
     }
 }

@@ -12,7 +12,7 @@ enum ExitStatus: Int32 {
     case loginRequired = 3
     /// The user cancelled, denied access, or did not finish in time.
     case cancelled = 4
-    /// The authorization server refused (its error is shown).
+    /// The authorization server refused (its error is shown), or its ID token failed validation.
     case serverRefused = 5
     /// No answer or an unusable answer from the server: retry later.
     case network = 6

@@ -77,7 +77,7 @@ def test_unregistered_redirect_uri_gives_a_clear_error(sfauth):
                        SFAUTH_TEST_BROWSER_ACTION="login-only")
     assert login.returncode == CANCELLED, login.stderr
     last = login.stderr.strip().splitlines()[-1]
-    assert "No redirect arrived within 12 s" in last
+    assert "Timed out after 12 s. No redirect arrived." in last
     assert re.search(r"register http://127\.0\.0\.1:\d+/not-registered", last)
     # The server itself refused the redirect URI in the browser.
     assert "redirect" in sfauth.browser_report()["page_text"].lower()

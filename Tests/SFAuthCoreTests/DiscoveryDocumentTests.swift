@@ -28,9 +28,8 @@ import Testing
             """), issuer: "https://idp.example", location: "L")
         #expect(document.server == AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t",
                                                        revocationEndpoint: "https://idp.example/r", userinfoEndpoint: "https://idp.example/u",
-                                                       issuer: "https://idp.example").with(issuerInResponse: true))
-        #expect(document.deviceAuthorizationEndpoint == "https://idp.example/d")
-        #expect(document.jwksURI == "https://idp.example/k")
+                                                       issuer: "https://idp.example", jwksURI: "https://idp.example/k",
+                                                       deviceAuthorizationEndpoint: "https://idp.example/d").with(issuerInResponse: true))
     }
 
     @Test func withoutPKCEMethodsListedLikeSalesforceIsAccepted() throws {

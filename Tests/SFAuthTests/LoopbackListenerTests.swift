@@ -297,7 +297,7 @@ struct LoopbackListenerTests {
             Issue.record("waitForCallback returned")
         } catch .timedOut(let seconds, let hint) {
             #expect(seconds == 0)
-            #expect(hint == "If the browser showed an error from the server (for example a redirect URI that is not registered), "
+            #expect(hint == "No redirect arrived. If the browser showed an error from the server (for example a redirect URI that is not registered), "
                 + "register http://127.0.0.1:\(port)/callback for this client; otherwise run the login again.")
         } catch {
             Issue.record("unexpected error \(error)")

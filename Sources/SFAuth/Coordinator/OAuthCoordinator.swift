@@ -60,6 +60,8 @@ public final class OAuthCoordinator: Sendable {
     public var delegate: (any OAuthCoordinatorDelegate)? { state.withLock { $0.delegate.value } }
 
     let httpClient: any HTTPClient
+    /// Checks ID tokens; caches the servers' signing keys for this coordinator's lifetime.
+    let idTokenValidator: IDTokenValidator
     let store: (any CredentialStore)?
     let now: @Sendable () -> Date
     private let state = Mutex(FlowState())
@@ -81,6 +83,7 @@ public final class OAuthCoordinator: Sendable {
                 now: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
         self.httpClient = httpClient
+        idTokenValidator = IDTokenValidator(httpClient: httpClient)
         self.store = store
         self.now = now
         state.withLock { $0.delegate = WeakDelegate(delegate) }
@@ -329,7 +332,11 @@ public final class OAuthCoordinator: Sendable {
     private func exchange(_ response: AuthorizationResponse, for request: AuthorizationRequest) async throws(OAuthError) -> OAuthCredentials {
         let httpResponse = try await httpClient.sendForOAuth(TokenRequest.authorizationCode(response, for: request))
         let tokens = try TokenResponse.decode(httpResponse, endpoint: request.server.tokenEndpoint)
-        return OAuthCredentials(response: tokens, request: request, now: now())
+        var credentials = OAuthCredentials(response: tokens, request: request, now: now())
+        // OIDC Core §3.1.3.7, with this login's nonce; the account is named after the validated claims.
+        try await idTokenValidator.accept(tokens, into: &credentials, nonce: request.nonce,
+                                          openIDRequested: request.client.requestsOpenID, now: now())
+        return credentials
     }
 }
 

@@ -94,7 +94,7 @@ public final class LoopbackListener: Sendable {
         let (seconds, attoseconds) = timeout.components
         let milliseconds = max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
         let wholeSeconds = Int((Double(seconds) + Double(attoseconds) / 1e18).rounded())
-        let hint = "If the browser showed an error from the server (for example a redirect URI that is not registered), "
+        let hint = "No redirect arrived. If the browser showed an error from the server (for example a redirect URI that is not registered), "
             + "register \(redirectURI) for this client; otherwise run the login again."
         let request = LoopbackServer.Request(
             callbackPath: configuration.callbackPath,

@@ -149,6 +149,14 @@ public struct TokenSource: Sendable {
             throw .loginRequired("The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)). Run `sfauth login` again.")
         }
         let refreshed = credentials.refreshed(with: response, now: now())
+        if let idToken = response.idToken, idToken != credentials.idToken {
+            // OIDC Core §12.2. Checking it may fetch the server's keys, so the rotated refresh token is
+            // stored first (with the old ID token), and the new ID token only once it passed.
+            var kept = refreshed
+            kept.idToken = credentials.idToken
+            try store.save(kept)
+            try await IDTokenValidator(httpClient: httpClient).acceptRefreshed(idToken, of: credentials, now: now())
+        }
         try store.save(refreshed)
         return refreshed
     }

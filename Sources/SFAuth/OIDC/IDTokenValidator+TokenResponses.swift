@@ -1,0 +1,55 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SFAuthCore
+
+/// The validation policy for token responses, in one place for every grant that signs someone in
+/// (browser, device, …) and for refreshes.
+extension IDTokenValidator {
+    /// Validates the ID token of a token response that signed someone in, then names the account
+    /// after its claims (`sub`, `preferred_username`, `email`, `name`) — the validated ones.
+    ///
+    /// A response without an ID token passes, except when the sign-in was OpenID Connect with a
+    /// server that publishes signing keys and the granted scopes include `openid`: such a server
+    /// must send one (OIDC Core §3.1.3.3), and its absence would let the account's identity rest on
+    /// nothing the server signed.
+    ///
+    /// - Parameters:
+    ///   - tokens: the token response.
+    ///   - credentials: built from it; its server and client id are what the token must match.
+    ///   - nonce: the `nonce` the authorization request sent; `nil` for grants without one.
+    ///   - openIDRequested: whether `openid` was among the requested scopes.
+    ///   - now: this machine's time.
+    func accept(_ tokens: TokenResponse, into credentials: inout OAuthCredentials, nonce: String?,
+                openIDRequested: Bool, now: Date) async throws(OAuthError) {
+        guard let idToken = tokens.idToken else {
+            if openIDRequested, credentials.server.jwksURI != nil, credentials.scopes.contains("openid") {
+                throw .idTokenRejected("the server granted the 'openid' scope but sent no ID token (OIDC Core §3.1.3.3 requires one)")
+            }
+            return
+        }
+        let claims = try await validate(idToken, server: credentials.server, clientId: credentials.clientId, nonce: nonce, now: now)
+        // Salesforce names the user in its identity URL (`id`), which stays the account's user id.
+        let userId = credentials.identityURL.flatMap(Salesforce.identity(fromIdentityURL:))?.userId ?? claims.subject
+        credentials.userId = userId
+        credentials.identifier = AccountIdentifier.make(server: credentials.server, userId: userId, clientId: credentials.clientId)
+        credentials.username = claims.preferredUsername ?? claims.email ?? credentials.username ?? userId
+        credentials.email = credentials.email ?? claims.email
+        credentials.displayName = credentials.displayName ?? claims.name
+    }
+
+    /// Validates the ID token of a refresh response (OIDC Core §12.2) against the account's.
+    ///
+    /// The caller stores the rotated tokens before calling this (it may fetch keys), and the new ID
+    /// token only after it passed; so a rejection says the tokens were kept.
+    func acceptRefreshed(_ idToken: String, of credentials: OAuthCredentials, now: Date) async throws(OAuthError) {
+        do {
+            _ = try await validateRefreshed(idToken, original: credentials.idToken, server: credentials.server,
+                                            clientId: credentials.clientId, now: now)
+        } catch .idTokenRejected(let message) {
+            throw .idTokenRejected("in the refresh response, \(message) (the new access and refresh tokens were stored; the sign-in's ID token was kept)")
+        }
+    }
+}
