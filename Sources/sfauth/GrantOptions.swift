@@ -6,10 +6,6 @@ struct GrantOptions: ParsableArguments {
     @Flag(help: ArgumentHelp("Sign in with the device authorization grant (RFC 8628): approve a code on any device with a browser. For machines without one."))
     var device = false
 
-    @Option(help: ArgumentHelp("The server's device authorization endpoint, for servers given with --authorize-url (discovery finds it with --issuer).",
-                               valueName: "url"))
-    var deviceAuthorizationURL: String?
-
     @Flag(help: ArgumentHelp("Sign in as the client itself (client credentials grant), for service accounts. The client secret comes from $SFAUTH_CLIENT_SECRET or --client-secret-file."))
     var clientCredentials = false
 
@@ -19,10 +15,10 @@ struct GrantOptions: ParsableArguments {
     @Flag(help: ArgumentHelp("Sign in with a username and password (resource owner password grant). Discouraged (RFC 9700): the program sees your password and multi-factor sign-in cannot happen; use it only where the server offers nothing else. The password is read from the terminal without echo, or from the first line of standard input — never from the command line."))
     var password = false
 
-    @Option(help: ArgumentHelp("The username for --password and --jwt-key-file.", valueName: "name"))
+    @Option(help: ArgumentHelp("The username for --password and --jwt-key-file. Default: $SFAUTH_USERNAME, else the profile's username.", valueName: "name"))
     var username: String?
 
-    @Option(help: ArgumentHelp("Sign in with a JWT bearer assertion (RFC 7523) signed by this private key (PEM, RSA or EC P-256), for CI: needs --username and --client-id.",
+    @Option(help: ArgumentHelp("Sign in with a JWT bearer assertion (RFC 7523) signed by this private key (PEM, RSA or EC P-256), for CI: needs --username and --client-id. Also $SFAUTH_JWT_KEY_FILE or the profile's jwt_key_file.",
                                valueName: "path"))
     var jwtKeyFile: String?
 
@@ -43,14 +39,39 @@ struct GrantOptions: ParsableArguments {
         if chosenGrants.count > 1 {
             throw ValidationError("Choose one way to sign in: \(chosenGrants.joined(separator: ", ")) exclude each other.")
         }
-        if (password || jwtKeyFile != nil) && (username ?? "").isEmpty {
-            throw ValidationError("\(password ? "--password" : "--jwt-key-file") needs --username.")
+    }
+
+    /// Adds `--username`, `--jwt-key-file` and `--audience` to the command line's configuration layer,
+    /// so they override the environment and the profile like every other flag.
+    func addSettings(to layer: inout ConfigurationLayer) {
+        for case let (key, value?) in [(ConfigurationKey.username, username), (.jwtKeyFile, jwtKeyFile), (.audience, audience)] {
+            layer.set(key, .text(value), from: .flag(key.commandLineFlag ?? "--" + key.rawValue))
         }
-        if username != nil && !password && jwtKeyFile == nil {
-            throw ValidationError("--username goes with --password or --jwt-key-file (for the browser, use --login-hint).")
+    }
+
+    /// The grant to sign in with, or `nil` for the browser. A JWT key file from the environment or
+    /// the profile chooses the JWT bearer grant unless a flag chose another.
+    ///
+    /// Reads the password (terminal without echo, or standard input) and the private key here.
+    func grant(for resolved: ResolvedConfiguration, server: AuthorizationServer) async throws(OAuthError) -> Grant? {
+        let username = resolved.username?.value
+        if device { return .deviceCode }
+        if clientCredentials { return .clientCredentials }
+        if password {
+            guard let username else { throw .configuration("--password needs a username: give \(ConfigurationKey.username.waysToSet)") }
+            let host = EndpointURL.parts(of: server.tokenEndpoint)?.host ?? "the server"
+            return .password(username: username, password: try SecretInput.password(prompt: "Password for \(username) at \(host): "))
         }
-        if audience != nil && jwtKeyFile == nil {
-            throw ValidationError("--audience goes with --jwt-key-file.")
+        if let keyFile = resolved.jwtKeyFile {
+            guard let username else {
+                throw .configuration("the JWT bearer grant (\(keyFile.source)) needs a username: give \(ConfigurationKey.username.waysToSet)")
+            }
+            let signer = try await JWTAssertionSigner(privateKeyFile: keyFile.value)
+            return .jwtBearer(username: username, signer: signer, audience: resolved.audience?.value)
         }
+        if let audience = resolved.audience {
+            throw .configuration("\(audience.source): audience is for the JWT bearer grant; give --jwt-key-file too")
+        }
+        return nil
     }
 }

@@ -14,62 +14,38 @@ import Glibc
 struct LoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
-        abstract: "Sign in through your browser and store the credentials.",
+        abstract: "Sign in through your browser (or without one) and store the credentials.",
         discussion: """
             Opens your browser at the server's login page, waits for the redirect on this machine's \
             loopback interface, exchanges the code for tokens (PKCE) and stores them. Progress goes to \
-            standard error. Salesforce (login.salesforce.com) is the default; use --authorize-url and \
-            --token-url for any other OAuth 2.0 server.
+            standard error. Salesforce (login.salesforce.com) is the default; use --issuer, or \
+            --authorize-url and --token-url, for any other OAuth 2.0 server, or name a profile of the \
+            configuration file (see sfauth config). Flags override SFAUTH_* variables, which override \
+            the profile, which overrides its preset.
 
             Examples:
               sfauth login
+              sfauth login --profile work
               sfauth login --sandbox
               sfauth login --instance-url https://acme.my.salesforce.com --client-id 3MVG9...
               sfauth login --issuer https://idp.example --client-id my-cli --scope "openid offline_access"
               sfauth login --authorize-url https://idp.example/authorize --token-url https://idp.example/token \\
                            --client-id my-cli --scope "openid offline_access"
               sfauth login --no-browser          # print the URL instead of opening a browser
+
+            Without a browser here:
+              sfauth login --issuer https://idp.example --client-id my-cli --device
+              SFAUTH_CLIENT_SECRET=... sfauth login --issuer https://idp.example --client-id svc --client-credentials
+              sfauth login --client-id 3MVG9... --username ci@acme.com --jwt-key-file server.key   # like sf org login jwt
+              printf '%s\\n' "$PW" | sfauth login --issuer https://idp.example --client-id my-cli --password --username alice
             """
     )
 
-    @Flag(help: "Sign in to a Salesforce sandbox (test.salesforce.com).")
-    var sandbox = false
+    @OptionGroup(title: "Server and client")
+    var provider: ProviderOptions
 
-    @Option(help: ArgumentHelp("Sign in through a Salesforce My Domain, e.g. https://acme.my.salesforce.com.", valueName: "url"))
-    var instanceURL: String?
-
-    @Option(help: ArgumentHelp("An OpenID Connect / OAuth 2.0 issuer: its endpoints are read from its published metadata.", valueName: "url"))
-    var issuer: String?
-
-    @Option(help: ArgumentHelp("Authorization endpoint of a non-Salesforce server (needs --token-url).", valueName: "url"))
-    var authorizeURL: String?
-
-    @Option(help: ArgumentHelp("Token endpoint of a non-Salesforce server (needs --authorize-url).", valueName: "url"))
-    var tokenURL: String?
-
-    @Option(help: ArgumentHelp("Revocation endpoint (RFC 7009) of a non-Salesforce server, used by logout.", valueName: "url"))
-    var revokeURL: String?
-
-    @Option(help: ArgumentHelp("OpenID Connect userinfo endpoint of a non-Salesforce server, to learn who signed in.", valueName: "url"))
-    var userinfoURL: String?
-
-    @Option(help: ArgumentHelp("The OAuth client id. Default for Salesforce: \(Salesforce.defaultClientId).", valueName: "id"))
-    var clientId: String?
-
-    @Option(name: .customLong("scope"), help: ArgumentHelp(
-        "Scopes to request, space-separated; repeatable. Default for Salesforce: \(Salesforce.defaultScopes.joined(separator: " ")).",
-        valueName: "scopes"))
-    var scopes: [String] = []
-
-    @Option(help: ArgumentHelp("Port for the redirect listener; 0 picks a free one. Default: 1717 for Salesforce, 0 otherwise.", valueName: "port"))
-    var port: UInt16?
-
-    @Option(help: ArgumentHelp("Path of the redirect URI. Default: /OauthRedirect for Salesforce, /callback otherwise.", valueName: "path"))
-    var callbackPath: String?
-
-    @Option(help: ArgumentHelp("Host of the redirect URI: 127.0.0.1, [::1] or localhost. Default: localhost for Salesforce, 127.0.0.1 otherwise.",
-                               valueName: "host"))
-    var callbackHost: String?
+    @OptionGroup(title: "Without a browser (headless machines, service accounts, CI)")
+    var grants: GrantOptions
 
     @Option(help: ArgumentHelp("Command that opens the URL instead of xdg-open; the URL is appended or replaces %s.", valueName: "command"))
     var browserCommand: String?
@@ -90,43 +66,14 @@ struct LoginCommand: AsyncParsableCommand {
                                valueName: "mode"))
     var storage: StorageMode?
 
-    @Option(help: ArgumentHelp("Pre-fill the username on the login page (login_hint).", valueName: "username"))
-    var loginHint: String?
-
-    @Option(name: .customLong("param"), help: ArgumentHelp(
-        "An extra authorization request parameter, e.g. prompt=consent or a provider hint; repeatable.", valueName: "name=value"))
-    var parameters: [String] = []
-
     @Flag(help: "Revoke the default account's tokens first and make the server ask for a fresh sign-in (prompt=login).")
     var force = false
 
+    /// Checks the flags of `login` itself; the server and client settings are checked when they are
+    /// resolved with the environment and the configuration file, with errors that name their sources.
     func validate() throws {
-        if issuer != nil && (authorizeURL != nil || tokenURL != nil || sandbox || instanceURL != nil) {
-            throw ValidationError("--issuer finds the endpoints itself; it cannot be combined with --authorize-url, --token-url, --sandbox or --instance-url.")
-        }
-        if issuer != nil && clientId == nil {
-            throw ValidationError("--client-id is required with --issuer.")
-        }
-        if (authorizeURL == nil) != (tokenURL == nil) {
-            throw ValidationError("--authorize-url and --token-url go together; give both.")
-        }
-        if authorizeURL != nil && (sandbox || instanceURL != nil) {
-            throw ValidationError("--sandbox and --instance-url are for Salesforce; they cannot be combined with --authorize-url.")
-        }
-        if sandbox && instanceURL != nil {
-            throw ValidationError("Give either --sandbox or --instance-url, not both.")
-        }
-        if authorizeURL == nil && issuer == nil && (revokeURL != nil || userinfoURL != nil) {
-            throw ValidationError("--revoke-url and --userinfo-url are for servers given with --authorize-url.")
-        }
-        if authorizeURL != nil && clientId == nil {
-            throw ValidationError("--client-id is required with --authorize-url.")
-        }
         if timeout <= 0 { throw ValidationError("--timeout must be a positive number of seconds.") }
         if noBrowser && browserCommand != nil { throw ValidationError("--no-browser and --browser-command exclude each other.") }
-        if let bad = parameters.first(where: { !$0.contains("=") || $0.hasPrefix("=") }) {
-            throw ValidationError("--param takes name=value, not '\(bad)'.")
-        }
         if let alias, alias.isEmpty || alias.contains(where: { $0.isWhitespace || $0 == "/" }) {
             throw ValidationError("--alias must be a non-empty name without spaces or '/'.")
         }
@@ -134,9 +81,14 @@ struct LoginCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
+        let configuration: LoadedConfiguration
         let store: FileCredentialStore
         let launcher: (any BrowserLauncher)?
         do throws(OAuthError) {
+            var flags = provider.layer
+            grants.addSettings(to: &flags)
+            configuration = try LoadedConfiguration.load(flags: flags, configPath: provider.config, profileName: provider.profile,
+                                                         environment: environment)
             let mode = if let storage { storage } else { try StorageMode(environment: environment) }
             let setup = try mode.store(environment: environment, signingIn: true)
             store = setup.store
@@ -146,19 +98,22 @@ struct LoginCommand: AsyncParsableCommand {
             throw CommandFailure(error)
         }
 
-        var server = self.server
-        if let issuer {
-            do throws(OAuthError) {
-                server = try await DiscoveryClient(cacheDirectory: DiscoveryClient.cacheDirectory(environment: environment)).discover(issuer: issuer).server
-                if let revokeURL { server.revocationEndpoint = revokeURL }
-                if let userinfoURL { server.userinfoEndpoint = userinfoURL }
-            } catch {
-                throw CommandFailure(error)
-            }
+        let server: AuthorizationServer
+        var client = configuration.resolved.client
+        let grant: Grant?
+        do throws(OAuthError) {
+            server = try await self.server(for: configuration.resolved.server, environment: environment)
+            client.clientSecret = try SecretInput.clientSecret(file: grants.clientSecretFile, environment: environment)
+            grant = try await grants.grant(for: configuration.resolved, server: server)
+        } catch {
+            throw CommandFailure(error)
+        }
+        if force && !client.additionalAuthorizationParameters.contains(where: { $0.name == "prompt" }) {
+            client.additionalAuthorizationParameters.append(AuthorizationParameter(name: "prompt", value: "login"))
         }
         if force { await revokeDefaultAccount(in: store) }
         let acceptsPaste = paste || (isatty(0) == 1 && (noBrowser || !hasDisplay(environment)))
-        let reporter = LoginProgressReporter(store: store, timeoutSeconds: timeout, acceptsPaste: acceptsPaste)
+        let reporter = LoginProgressReporter(store: store, timeoutSeconds: timeout, acceptsPaste: acceptsPaste, environment: environment)
         let coordinator = OAuthCoordinator(
             configuration: .init(server: server, client: client, timeout: .seconds(timeout), browserLauncher: launcher, alias: alias,
                                  pastedRedirects: acceptsPaste ? StandardInputRedirectSource() : nil),
@@ -167,45 +122,27 @@ struct LoginCommand: AsyncParsableCommand {
         defer { interrupts.stop() }
 
         do {
-            _ = try await coordinator.authenticate()
+            if let grant {
+                _ = try await coordinator.authenticate(using: grant)
+            } else {
+                _ = try await coordinator.authenticate()
+            }
         } catch {
             throw CommandFailure(error)
         }
     }
 
-    // MARK: - Building the configuration from the flags
+    // MARK: - Building the configuration
 
-    private var isSalesforce: Bool { authorizeURL == nil && issuer == nil }
-
-    private var server: AuthorizationServer {
-        if let authorizeURL, let tokenURL {
-            return AuthorizationServer(authorizationEndpoint: authorizeURL, tokenEndpoint: tokenURL,
-                                       revocationEndpoint: revokeURL, userinfoEndpoint: userinfoURL)
+    /// The server: known endpoints as they are, or an issuer's discovered ones with explicit overrides.
+    private func server(for selection: ServerSelection, environment: [String: String]) async throws(OAuthError) -> AuthorizationServer {
+        switch selection {
+        case .known(let server):
+            return server
+        case .discover(let issuer, let overrides):
+            let client = DiscoveryClient(cacheDirectory: DiscoveryClient.cacheDirectory(environment: environment))
+            return overrides.applied(to: try await client.discover(issuer: issuer).server)
         }
-        return Salesforce.server(loginHost: instanceURL ?? (sandbox ? Salesforce.sandboxLoginHost : Salesforce.productionLoginHost))
-    }
-
-    private var client: ClientConfiguration {
-        let defaults = isSalesforce ? Salesforce.defaultRedirect : RedirectConfiguration()
-        let requested = scopes.flatMap { $0.split(separator: " ").map(String.init) }
-        return ClientConfiguration(
-            clientId: clientId ?? Salesforce.defaultClientId,
-            scopes: requested.isEmpty && isSalesforce ? Salesforce.defaultScopes : requested,
-            redirect: RedirectConfiguration(host: callbackHost ?? defaults.host, port: port ?? defaults.port,
-                                            path: callbackPath ?? defaults.path),
-            additionalAuthorizationParameters: extraParameters)
-    }
-
-    /// `--login-hint`, `--param` and, with `--force`, `prompt=login`, in that order.
-    private var extraParameters: [AuthorizationParameter] {
-        var extra = [AuthorizationParameter]()
-        if let loginHint { extra.append(AuthorizationParameter(name: "login_hint", value: loginHint)) }
-        for parameter in parameters {
-            let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            extra.append(AuthorizationParameter(name: String(parts[0]), value: String(parts[1])))
-        }
-        if force && !extra.contains(where: { $0.name == "prompt" }) { extra.append(AuthorizationParameter(name: "prompt", value: "login")) }
-        return extra
     }
 
     private func hasDisplay(_ environment: [String: String]) -> Bool {

@@ -23,7 +23,7 @@ struct SFAuthCommand: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [LoginCommand.self, TokenCommand.self, AccountsCommand.self, UseCommand.self, WhoamiCommand.self,
-                      LogoutCommand.self]
+                      LogoutCommand.self, ConfigCommand.self]
     )
 
     /// Parses the arguments, runs the command and exits with the documented status. Usage errors

@@ -10,7 +10,7 @@ struct CallbackPagesTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Resources/pages")
 
-    static let regenerate = "run `sh Resources/pages/embed.sh` to regenerate Sources/SFAuth/Loopback/CallbackPages.swift"
+    static let regenerate = "run `sh Resources/embed.sh pages` to regenerate Sources/SFAuth/Loopback/CallbackPages.swift"
 
     @Test("the embedded constants equal Resources/pages/*.html")
     func embeddedPagesMatchFiles() throws {

@@ -55,6 +55,8 @@ extension OAuthCoordinator {
 
         var credentials = OAuthCredentials(response: tokens, server: server, client: client, obtainedBy: grant.authType,
                                            username: grant.username, now: now())
+        // No nonce: none of these grants sends one (OIDC Core §3.1.3.7 asks for it only when one was sent).
+        try await idTokenValidator.accept(tokens, into: &credentials, nonce: nil, openIDRequested: client.requestsOpenID, now: now())
         if configuration.fetchIdentity { await addIdentity(to: &credentials) }
         let replaced = try keep(&credentials)
         if let replaced, replaced.refreshToken != nil, replaced.refreshToken != credentials.refreshToken {

@@ -1,0 +1,84 @@
+import SFAuthCore
+
+/// The configuration a command runs with: the file and profile it read, and the resolved settings.
+///
+/// Precedence, highest first: the command line (`flags`), the environment (`SFAUTH_*`, see
+/// `ConfigurationKey.environmentVariable`), the chosen profile of the configuration file, its
+/// preset, sfauth's defaults. The profile is `--profile`, else `$SFAUTH_PROFILE`, else the file's
+/// `default_profile`, else none.
+public struct LoadedConfiguration: Sendable, Equatable {
+    /// The variable that chooses a profile: `SFAUTH_PROFILE`.
+    public static let profileVariable = "SFAUTH_PROFILE"
+
+    /// Where the configuration file is (or would be); `nil` when no location can be worked out.
+    public var file: ConfigurationFileLocation?
+    /// Whether that file exists (and was read).
+    public var fileExists: Bool
+    /// The profile used and what chose it; `nil` when none.
+    public var profile: Sourced<String>?
+    /// The resolved settings.
+    public var resolved: ResolvedConfiguration
+
+    /// Creates a loaded configuration.
+    public init(file: ConfigurationFileLocation?, fileExists: Bool, profile: Sourced<String>?, resolved: ResolvedConfiguration) {
+        self.file = file
+        self.fileExists = fileExists
+        self.profile = profile
+        self.resolved = resolved
+    }
+
+    /// Reads the configuration file and resolves the settings for `flags`.
+    ///
+    /// - Parameters:
+    ///   - flags: the settings given on the command line.
+    ///   - configPath: `--config PATH`, when given.
+    ///   - profileName: `--profile NAME`, when given.
+    ///   - environment: the process environment.
+    /// - Throws: `OAuthError.configuration` when a file named by `--config` or `SFAUTH_CONFIG` does not
+    ///   exist or cannot be read, the file is invalid (`FILE:LINE: …`), the profile does not exist, or
+    ///   the settings do not resolve (see `ConfigurationResolver.resolve()`).
+    public static func load(flags: ConfigurationLayer, configPath: String? = nil, profileName: String? = nil,
+                            environment: [String: String]) throws(OAuthError) -> LoadedConfiguration {
+        let location = ConfigurationFileLocation.resolve(flag: configPath, environment: environment)
+        let file = try location.flatMap { location throws(OAuthError) in try read(location) }
+
+        var profileChoice: Sourced<String>?
+        if let profileName {
+            profileChoice = Sourced(profileName, from: .flag("--profile"))
+        } else if let name = environment[profileVariable], !name.isEmpty {
+            profileChoice = Sourced(name, from: .environment(profileVariable))
+        } else {
+            profileChoice = file?.defaultProfile
+        }
+        var layers = [flags, ConfigurationLayer.environment(environment)]
+        if let profileChoice {
+            guard let file else {
+                let place = location.map { "there is no configuration file at \($0.path)" } ?? "no configuration file was found (HOME is not set)"
+                throw .configuration("\(profileChoice.source): no profile '\(profileChoice.value)': \(place); create it or give --config")
+            }
+            layers.append(try file.profile(profileChoice))
+        }
+        let resolved = try ConfigurationResolver(layers: layers).resolve()
+        return LoadedConfiguration(file: location, fileExists: file != nil, profile: profileChoice, resolved: resolved)
+    }
+
+    /// The parsed file at `location`; `nil` when a default-location file does not exist.
+    private static func read(_ location: ConfigurationFileLocation) throws(OAuthError) -> ConfigurationFile? {
+        let bytes: [UInt8]?
+        do {
+            bytes = try POSIXFile.read(location.path)
+        } catch {
+            throw .configuration("the configuration file (\(location.source)): \(error)")
+        }
+        guard let bytes else {
+            if location.isExplicit {
+                throw .configuration("\(location.source): the configuration file \(location.path) does not exist")
+            }
+            return nil
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .configuration("\(location.path): the file is not valid UTF-8 text")
+        }
+        return try ConfigurationFile.parse(text, path: location.path)
+    }
+}

@@ -1,0 +1,52 @@
+/// What a login uses, resolved from flags, environment, profile and preset by `ConfigurationResolver`,
+/// with where every value came from.
+public struct ResolvedConfiguration: Sendable, Equatable {
+    /// The authorization server, or the issuer to discover it from.
+    public var server: ServerSelection
+    /// The client: id, scopes, redirect and extra authorization parameters.
+    public var client: ClientConfiguration
+    /// The preset in effect and what chose it; `nil` when the server was given without one.
+    public var preset: Sourced<String>?
+    /// `username`: the user a non-browser grant signs in as, when set.
+    public var username: Sourced<String>?
+    /// `jwt_key_file`: the private key for JWT bearer assertions, when set.
+    public var jwtKeyFile: Sourced<String>?
+    /// `audience`: the `aud` of JWT bearer assertions, when set.
+    public var audience: Sourced<String>?
+    /// Every value in effect, in the order `sfauth config` shows them.
+    public var settings: [ResolvedSetting]
+
+    /// Creates a resolved configuration.
+    public init(server: ServerSelection, client: ClientConfiguration, preset: Sourced<String>?, username: Sourced<String>? = nil,
+                jwtKeyFile: Sourced<String>? = nil, audience: Sourced<String>? = nil, settings: [ResolvedSetting]) {
+        self.server = server
+        self.client = client
+        self.preset = preset
+        self.username = username
+        self.jwtKeyFile = jwtKeyFile
+        self.audience = audience
+        self.settings = settings
+    }
+
+    /// The setting called `name` (`client_id`, `params.prompt`, …), when it is in effect.
+    public func setting(_ name: String) -> ResolvedSetting? {
+        settings.first { $0.name == name }
+    }
+}
+
+/// One value in effect: its key, the value, and where it came from.
+public struct ResolvedSetting: Sendable, Equatable {
+    /// The key: a `ConfigurationKey` name, or `params.NAME` for an extra authorization parameter.
+    public var name: String
+    /// The value.
+    public var value: SettingValue
+    /// Where it came from.
+    public var source: ConfigurationSource
+
+    /// Creates a setting.
+    public init(name: String, value: SettingValue, source: ConfigurationSource) {
+        self.name = name
+        self.value = value
+        self.source = source
+    }
+}

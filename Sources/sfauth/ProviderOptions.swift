@@ -1,0 +1,100 @@
+import ArgumentParser
+import SFAuth
+
+/// The flags that choose the server and the client, shared by `login` and `config`: the top layer of
+/// the configuration, over `SFAUTH_*` variables, the configuration file's profile and its preset.
+struct ProviderOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The configuration file. Default: $SFAUTH_CONFIG, else $XDG_CONFIG_HOME/sfauth/config.toml (~/.config/sfauth/config.toml).",
+                               valueName: "path"))
+    var config: String?
+
+    @Option(help: ArgumentHelp("The profile of the configuration file to use. Default: $SFAUTH_PROFILE, else the file's default_profile.",
+                               valueName: "name"))
+    var profile: String?
+
+    @Option(help: ArgumentHelp("A built-in preset: \(Preset.names.joined(separator: ", ")). Default: salesforce.", valueName: "name"))
+    var preset: String?
+
+    @Flag(help: "Sign in to a Salesforce sandbox (test.salesforce.com); the same as --preset salesforce-sandbox.")
+    var sandbox = false
+
+    @Option(help: ArgumentHelp("Sign in through a Salesforce My Domain, e.g. https://acme.my.salesforce.com.", valueName: "url"))
+    var instanceURL: String?
+
+    @Option(help: ArgumentHelp("An OpenID Connect / OAuth 2.0 issuer: its endpoints are read from its published metadata.", valueName: "url"))
+    var issuer: String?
+
+    @Option(help: ArgumentHelp("Authorization endpoint of a non-Salesforce server (needs --token-url).", valueName: "url"))
+    var authorizeURL: String?
+
+    @Option(help: ArgumentHelp("Token endpoint of a non-Salesforce server (needs --authorize-url).", valueName: "url"))
+    var tokenURL: String?
+
+    @Option(help: ArgumentHelp("Revocation endpoint (RFC 7009) of a non-Salesforce server, used by logout.", valueName: "url"))
+    var revokeURL: String?
+
+    @Option(help: ArgumentHelp("OpenID Connect userinfo endpoint of a non-Salesforce server, to learn who signed in.", valueName: "url"))
+    var userinfoURL: String?
+
+    @Option(help: ArgumentHelp("The server's device authorization endpoint (RFC 8628), for --device with servers given by their endpoints (discovery finds it with --issuer).",
+                               valueName: "url"))
+    var deviceAuthorizationURL: String?
+
+    @Option(help: ArgumentHelp("The OAuth client id. Default for Salesforce: \(Salesforce.defaultClientId).", valueName: "id"))
+    var clientId: String?
+
+    @Option(name: .customLong("scope"), help: ArgumentHelp(
+        "Scopes to request, space-separated; repeatable. Default for Salesforce: \(Salesforce.defaultScopes.joined(separator: " ")).",
+        valueName: "scopes"))
+    var scopes: [String] = []
+
+    @Option(help: ArgumentHelp("Port for the redirect listener; 0 picks a free one. Default: 1717 for Salesforce, 0 otherwise.", valueName: "port"))
+    var port: UInt16?
+
+    @Option(help: ArgumentHelp("Path of the redirect URI. Default: /OauthRedirect for Salesforce, /callback otherwise.", valueName: "path"))
+    var callbackPath: String?
+
+    @Option(help: ArgumentHelp("Host of the redirect URI: 127.0.0.1, [::1] or localhost. Default: localhost for Salesforce, 127.0.0.1 otherwise.",
+                               valueName: "host"))
+    var callbackHost: String?
+
+    @Option(help: ArgumentHelp("Pre-fill the username on the login page (login_hint).", valueName: "username"))
+    var loginHint: String?
+
+    @Option(name: .customLong("param"), help: ArgumentHelp(
+        "An extra authorization request parameter, e.g. prompt=consent or a provider hint; repeatable.", valueName: "name=value"))
+    var parameters: [String] = []
+
+    func validate() throws {
+        if sandbox && preset != nil { throw ValidationError("Give --sandbox or --preset, not both.") }
+        if let bad = parameters.first(where: { !$0.contains("=") || $0.hasPrefix("=") }) {
+            throw ValidationError("--param takes name=value, not '\(bad)'.")
+        }
+    }
+
+    /// The configuration for these flags, the environment and the configuration file.
+    func load(environment: [String: String]) throws(OAuthError) -> LoadedConfiguration {
+        try LoadedConfiguration.load(flags: layer, configPath: config, profileName: profile, environment: environment)
+    }
+
+    /// The settings given on the command line, each with its flag as the source.
+    var layer: ConfigurationLayer {
+        var layer = ConfigurationLayer()
+        if sandbox { layer.set(.preset, .text("salesforce-sandbox"), from: .flag("--sandbox")) }
+        let texts: [(ConfigurationKey, String?)] = [
+            (.preset, preset), (.instanceURL, instanceURL), (.issuer, issuer), (.authorizeURL, authorizeURL), (.tokenURL, tokenURL),
+            (.revokeURL, revokeURL), (.userinfoURL, userinfoURL), (.deviceAuthorizationURL, deviceAuthorizationURL), (.clientId, clientId), (.callbackHost, callbackHost),
+            (.callbackPath, callbackPath), (.loginHint, loginHint),
+        ]
+        for case let (key, value?) in texts {
+            layer.set(key, .text(value), from: .flag(key.commandLineFlag ?? "--" + key.rawValue))
+        }
+        if !scopes.isEmpty { layer.set(.scopes, .words(scopes.flatMap(SettingValue.splitWords)), from: .flag("--scope")) }
+        if let port { layer.set(.callbackPort, .port(port), from: .flag("--port")) }
+        for parameter in parameters {
+            let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            layer.addParameter(name: String(parts[0]), value: String(parts[1]), from: .flag("--param"))
+        }
+        return layer
+    }
+}

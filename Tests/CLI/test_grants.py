@@ -1,0 +1,264 @@
+"""The grants without a browser redirect, end to end: the built binary against the real test server.
+
+Device grant approved or denied by the real headless browser at the verification page; client
+credentials; the password grant with the password on standard input; JWT bearer assertions signed
+with the RSA and EC keys the server registered for its JWT client.
+"""
+import json
+import os
+import pathlib
+import re
+import signal
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from test_login import CANCELLED, OK, REFUSED, USAGE, call_api
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "Tests" / "Browser"))
+from drive import run_browser  # noqa: E402  (the test browser's Python entry point)
+
+
+def login(sfauth, client_id, *extra, stdin=None, **env):
+    """`sfauth login --issuer <test server>` with a private discovery cache."""
+    env.setdefault("XDG_CACHE_HOME", str(sfauth.home.parent / "cache"))
+    args = ["login", "--issuer", sfauth.server["SFAUTH_TEST_ISSUER"], "--client-id", client_id, *extra]
+    if stdin is None:
+        return sfauth.run(*args, **env)
+    environment = dict(sfauth.env, **env)
+    import subprocess
+    return subprocess.run([sfauth.binary, *args], env=environment, input=stdin, capture_output=True, text=True, timeout=90)
+
+
+def api_user(server, token):
+    status, body = call_api(server["SFAUTH_TEST_RESOURCE_URL"], token)
+    assert status == 200, body
+    return body["username"]
+
+
+def accounts(sfauth):
+    listing = sfauth.run("accounts", "--json")
+    assert listing.returncode == OK, listing.stderr
+    return json.loads(listing.stdout)
+
+
+def post(url, **form):
+    data = urllib.parse.urlencode(form).encode()
+    with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=10) as response:
+        return json.loads(response.read())
+
+
+# ------------------------------------------------------------------ device authorization grant
+
+def start_device_login(sfauth, *extra):
+    process = sfauth.start("login", "--issuer", sfauth.server["SFAUTH_TEST_ISSUER"],
+                           "--client-id", sfauth.server["SFAUTH_TEST_DEVICE_CLIENT_ID"], "--device", *extra,
+                           XDG_CACHE_HOME=str(sfauth.home.parent / "cache"))
+    process.stdin.close()
+    process.stdin = None                                   # so communicate() does not flush it
+    lines = []
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        line = process.stderr.readline()
+        if not line:
+            break
+        lines.append(line)
+        match = re.search(r"(http://\S+\?user_code=(\S+))", line)
+        if match:
+            return process, match.group(1), match.group(2), "".join(lines)
+    process.kill()
+    raise AssertionError("no verification_uri_complete on stderr:\n" + "".join(lines))
+
+
+def finish(process, timeout=60):
+    stdout, stderr = process.communicate(timeout=timeout)
+    return process.returncode, stdout, stderr
+
+
+def test_device_grant_approved_in_the_browser(sfauth, server):
+    process, complete_uri, user_code, shown = start_device_login(sfauth)
+    # What the person sees: the page, the code, and the one-step address.
+    assert f"open {server['SFAUTH_TEST_DEVICE_VERIFICATION_URL']} on any device and enter the code" in shown
+    assert user_code in shown
+
+    result = run_browser(complete_uri, action="approve", env=server)
+    assert result.get("device_status") == "authorized", result
+    status, stdout, stderr = finish(process)
+    assert status == OK, stderr
+    assert stdout == ""                                   # stdout is for data; login prints none
+    assert "Signed in as" in stderr
+
+    token = sfauth.run("token")
+    assert token.returncode == OK, token.stderr
+    assert api_user(server, token.stdout.strip()) == "alice"
+    # RFC 8628 §3.5: the client kept to the interval, so the server never had to say slow_down.
+    state = json.loads(urllib.request.urlopen(
+        f"{server['SFAUTH_TEST_DEVICE_STATUS_URL']}?user_code={user_code}", timeout=10).read())
+    assert state["status"] == "redeemed" and state["slow_downs"] == 0 and state["polls"] >= 1
+    # The device grant issued a refresh token: an expired token is refreshed like a browser login's.
+    forced = sfauth.run("token", "--refresh")
+    assert forced.returncode == OK, forced.stderr
+    assert forced.stdout.strip() != token.stdout.strip()
+
+
+def test_device_grant_denied_in_the_browser_stores_nothing(sfauth, server):
+    process, complete_uri, _, _ = start_device_login(sfauth)
+    result = run_browser(complete_uri, action="deny", env=server)
+    assert result.get("device_status") == "denied", result
+    status, _, stderr = finish(process)
+    assert status == CANCELLED, stderr
+    assert "denied" in stderr.lower()
+    assert sfauth.stored_accounts() == []
+
+
+def test_device_code_that_expires_ends_the_wait_with_a_clear_message(sfauth, server):
+    process, _, user_code, _ = start_device_login(sfauth)
+    post(server["SFAUTH_TEST_DEVICE_EXPIRE_URL"], user_code=user_code)
+    status, _, stderr = finish(process)
+    assert status == CANCELLED, stderr
+    assert f"The code {user_code} expired before it was approved" in stderr
+    assert sfauth.stored_accounts() == []
+
+
+def test_device_grant_is_cancelled_by_ctrl_c(sfauth, server):
+    process, _, user_code, _ = start_device_login(sfauth)
+    time.sleep(1.5)                                       # at least one poll
+    process.send_signal(signal.SIGINT)
+    status, _, stderr = finish(process, timeout=20)
+    assert status == CANCELLED, stderr
+    assert "cancelled" in stderr
+    assert sfauth.stored_accounts() == []
+
+
+def test_device_grant_needs_a_device_endpoint(sfauth, server):
+    result = sfauth.run("login", "--authorize-url", server["SFAUTH_TEST_AUTHORIZE_URL"], "--token-url", server["SFAUTH_TEST_TOKEN_URL"],
+                        "--client-id", server["SFAUTH_TEST_DEVICE_CLIENT_ID"], "--device")
+    assert result.returncode == USAGE
+    assert "no device authorization endpoint" in result.stderr
+    # Given explicitly, it works with explicit endpoints too.
+    process = sfauth.start("login", "--authorize-url", server["SFAUTH_TEST_AUTHORIZE_URL"], "--token-url", server["SFAUTH_TEST_TOKEN_URL"],
+                           "--device-authorization-url", server["SFAUTH_TEST_DEVICE_AUTHORIZATION_URL"],
+                           "--client-id", server["SFAUTH_TEST_DEVICE_CLIENT_ID"], "--device")
+    process.stdin.close()
+    process.stdin = None
+    line = ""
+    while "user_code=" not in line:
+        line = process.stderr.readline()
+        assert line, "the device login ended without showing a code"
+    user_code = line.strip().rsplit("user_code=", 1)[1]
+    post(server["SFAUTH_TEST_DEVICE_DECIDE_URL"], user_code=user_code, action="approve", username="bob")
+    status, _, stderr = finish(process)
+    assert status == OK, stderr
+    assert api_user(server, sfauth.run("token").stdout.strip()) == "bob"
+
+
+# ------------------------------------------------------------------ client credentials
+
+def test_client_credentials_sign_in_a_service_account(sfauth, server):
+    result = login(sfauth, server["SFAUTH_TEST_SERVICE_CLIENT_ID"], "--client-credentials",
+                   SFAUTH_CLIENT_SECRET=server["SFAUTH_TEST_SERVICE_CLIENT_SECRET"])
+    assert result.returncode == OK, result.stderr
+    assert f"Signed in as the client {server['SFAUTH_TEST_SERVICE_CLIENT_ID']}" in result.stderr
+    assert api_user(server, sfauth.run("token").stdout.strip()) == server["SFAUTH_TEST_SERVICE_USERNAME"]
+    # The server's userinfo names the user the client acts for, which keys the account; signing in
+    # again replaces it rather than adding a second one.
+    [account] = accounts(sfauth)
+    again = login(sfauth, server["SFAUTH_TEST_SERVICE_CLIENT_ID"], "--client-credentials",
+                  SFAUTH_CLIENT_SECRET=server["SFAUTH_TEST_SERVICE_CLIENT_SECRET"])
+    assert again.returncode == OK, again.stderr
+    assert [a["identifier"] for a in accounts(sfauth)] == [account["identifier"]]
+
+
+def test_client_credentials_secret_from_a_file_and_a_wrong_secret(sfauth, server, tmp_path):
+    secret_file = tmp_path / "secret"
+    secret_file.write_text("wrong-secret\n")
+    refused = login(sfauth, server["SFAUTH_TEST_SERVICE_CLIENT_ID"], "--client-credentials", "--client-secret-file", str(secret_file))
+    assert refused.returncode == REFUSED, refused.stderr
+    assert "invalid_client" in refused.stderr
+    assert sfauth.stored_accounts() == []
+    missing = login(sfauth, server["SFAUTH_TEST_SERVICE_CLIENT_ID"], "--client-credentials")
+    assert missing.returncode == USAGE
+    assert "SFAUTH_CLIENT_SECRET" in missing.stderr
+
+    secret_file.write_text(server["SFAUTH_TEST_SERVICE_CLIENT_SECRET"] + "\n")
+    accepted = login(sfauth, server["SFAUTH_TEST_SERVICE_CLIENT_ID"], "--client-credentials", "--client-secret-file", str(secret_file))
+    assert accepted.returncode == OK, accepted.stderr
+
+
+# ------------------------------------------------------------------ password grant
+
+def test_password_grant_reads_the_password_from_stdin(sfauth, server):
+    secret = {"SFAUTH_CLIENT_SECRET": server["SFAUTH_TEST_PASSWORD_CLIENT_SECRET"]}
+    result = login(sfauth, server["SFAUTH_TEST_PASSWORD_CLIENT_ID"], "--password", "--username", "alice",
+                   stdin="alice-password\n", **secret)
+    assert result.returncode == OK, result.stderr
+    assert "alice-password" not in result.stderr
+    assert api_user(server, sfauth.run("token").stdout.strip()) == "alice"
+    before = accounts(sfauth)
+
+    wrong = login(sfauth, server["SFAUTH_TEST_PASSWORD_CLIENT_ID"], "--password", "--username", "alice",
+                  stdin="not-her-password\n", **secret)
+    assert wrong.returncode == REFUSED
+    assert "invalid_grant" in wrong.stderr
+    assert accounts(sfauth) == before                    # a failed sign-in changes nothing stored
+
+
+def test_password_grant_never_takes_the_password_from_the_command_line(sfauth, server):
+    result = login(sfauth, server["SFAUTH_TEST_PASSWORD_CLIENT_ID"], "--password", "alice-password", "--username", "alice",
+                   SFAUTH_CLIENT_SECRET=server["SFAUTH_TEST_PASSWORD_CLIENT_SECRET"])
+    assert result.returncode == USAGE
+    empty = login(sfauth, server["SFAUTH_TEST_PASSWORD_CLIENT_ID"], "--password", "--username", "alice", stdin="",
+                  SFAUTH_CLIENT_SECRET=server["SFAUTH_TEST_PASSWORD_CLIENT_SECRET"])
+    assert empty.returncode == USAGE
+    assert "no password given" in empty.stderr
+    assert sfauth.stored_accounts() == []
+
+
+# ------------------------------------------------------------------ JWT bearer
+
+@pytest.mark.parametrize("key", ["SFAUTH_TEST_JWT_RSA_KEY", "SFAUTH_TEST_JWT_RSA_KEY_PKCS1", "SFAUTH_TEST_JWT_EC_KEY", "SFAUTH_TEST_JWT_EC_KEY_SEC1"])
+def test_jwt_bearer_signs_in_with_the_registered_key(sfauth, server, key):
+    result = login(sfauth, server["SFAUTH_TEST_JWT_CLIENT_ID"], "--jwt-key-file", server[key], "--username", "bob")
+    assert result.returncode == OK, result.stderr
+    assert api_user(server, sfauth.run("token").stdout.strip()) == "bob"
+
+
+def test_jwt_bearer_with_an_unregistered_key_or_wrong_audience_is_refused(sfauth, server):
+    unregistered = login(sfauth, server["SFAUTH_TEST_JWT_CLIENT_ID"], "--jwt-key-file", server["SFAUTH_TEST_JWT_UNREGISTERED_KEY"],
+                         "--username", "bob")
+    assert unregistered.returncode == REFUSED, unregistered.stderr
+    assert "invalid_grant" in unregistered.stderr
+    audience = login(sfauth, server["SFAUTH_TEST_JWT_CLIENT_ID"], "--jwt-key-file", server["SFAUTH_TEST_JWT_RSA_KEY"],
+                     "--username", "bob", "--audience", "https://somewhere-else.example")
+    assert audience.returncode == REFUSED, audience.stderr
+    not_a_key = login(sfauth, server["SFAUTH_TEST_JWT_CLIENT_ID"], "--jwt-key-file", server["SFAUTH_TEST_JWT_PUBLIC_KEYS"],
+                      "--username", "bob")
+    assert not_a_key.returncode == USAGE
+    assert "is not a usable private key" in not_a_key.stderr
+    assert sfauth.stored_accounts() == []
+
+
+def test_grant_choices_exclude_each_other(sfauth, server):
+    result = login(sfauth, "x", "--device", "--client-credentials")
+    assert result.returncode == USAGE
+    assert "exclude each other" in result.stderr
+    result = login(sfauth, "x", "--jwt-key-file", "/nonexistent")
+    assert result.returncode == USAGE
+    assert "needs a username: give --username" in result.stderr
+
+
+# ------------------------------------------------------------------ no display: the next ways
+
+def test_without_a_display_the_next_ways_are_offered(sfauth, server):
+    # No display and no $BROWSER: xdg-open cannot open anything.
+    env = {"BROWSER": "", "XDG_CACHE_HOME": str(sfauth.home.parent / "cache"), "SSH_CONNECTION": "10.0.0.1 50000 10.0.0.2 22"}
+    result = sfauth.run("login", "--issuer", server["SFAUTH_TEST_ISSUER"], "--client-id", server["SFAUTH_TEST_CLIENT_ID"],
+                        "--scope", "openid", "--timeout", "3", **env)
+    assert result.returncode == CANCELLED
+    assert "no display here" in result.stderr
+    assert "Open this URL in a browser to sign in" in result.stderr
+    assert re.search(r"ssh -L (\d+):localhost:\1", result.stderr), result.stderr
+    assert "sfauth login --device" in result.stderr        # the server publishes a device endpoint
