@@ -262,3 +262,37 @@ def test_without_a_display_the_next_ways_are_offered(sfauth, server):
     assert "Open this URL in a browser to sign in" in result.stderr
     assert re.search(r"ssh -L (\d+):localhost:\1", result.stderr), result.stderr
     assert "sfauth login --device" in result.stderr        # the server publishes a device endpoint
+
+
+def test_password_typed_at_a_terminal_is_not_echoed(sfauth, server):
+    """On a terminal the password is read with echo off: what is typed never appears on the screen."""
+    import pty
+    import select
+    import subprocess
+    leader, follower = pty.openpty()
+    environment = dict(sfauth.env, SFAUTH_CLIENT_SECRET=server["SFAUTH_TEST_PASSWORD_CLIENT_SECRET"],
+                       XDG_CACHE_HOME=str(sfauth.home.parent / "cache"))
+    process = subprocess.Popen([sfauth.binary, "login", "--issuer", server["SFAUTH_TEST_ISSUER"],
+                                "--client-id", server["SFAUTH_TEST_PASSWORD_CLIENT_ID"], "--password", "--username", "alice"],
+                               env=environment, stdin=follower, stdout=follower, stderr=follower, start_new_session=True)
+    os.close(follower)
+    screen = b""
+
+    def read_until(marker, within=30):
+        nonlocal screen
+        deadline = time.time() + within
+        while marker not in screen and time.time() < deadline:
+            if select.select([leader], [], [], 0.2)[0]:
+                try:
+                    screen += os.read(leader, 4096)
+                except OSError:
+                    break
+        return marker in screen
+
+    assert read_until(b"Password for alice"), screen
+    os.write(leader, b"alice-password\n")
+    read_until(b"Signed in as")
+    assert process.wait(timeout=60) == OK, screen.decode(errors="replace")
+    os.close(leader)
+    assert b"alice-password" not in screen
+    assert api_user(server, sfauth.run("token").stdout.strip()) == "alice"
