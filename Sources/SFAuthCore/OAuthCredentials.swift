@@ -51,6 +51,9 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     public var status: AccountStatus?
     /// Whether the refresh token lives in a `SecretStore` (the keyring) instead of this record.
     public var refreshTokenInSecretStore: Bool?
+    /// For an account signed in with a JWT bearer assertion: how to sign the next one when the access
+    /// token expires (there is no refresh token).
+    public var jwtBearerRenewal: JWTBearerRenewal?
     /// The grant that signed this account in (`nil` in records written before sfauth recorded it:
     /// a browser sign-in).
     public var obtainedBy: AuthType?
@@ -111,6 +114,10 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
 
     /// Whether there is a refresh token, in this record or in the secret store (without asking it).
     public var hasRefreshToken: Bool { refreshToken != nil || refreshTokenInSecretStore == true }
+
+    /// Whether a new access token can be had without a person: a refresh token, or a JWT bearer
+    /// account's key to sign a new assertion with.
+    public var isRenewable: Bool { hasRefreshToken || jwtBearerRenewal != nil }
 
     /// Whether only a new browser login can help (the server rejected the refresh token).
     public var needsLogin: Bool { status == .loginRequired }

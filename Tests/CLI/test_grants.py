@@ -296,3 +296,47 @@ def test_password_typed_at_a_terminal_is_not_echoed(sfauth, server):
     os.close(leader)
     assert b"alice-password" not in screen
     assert api_user(server, sfauth.run("token").stdout.strip()) == "alice"
+
+
+def test_jwt_bearer_account_renews_itself_when_its_token_expires(sfauth, server, tmp_path):
+    """No refresh token: `sfauth token` signs a new assertion with the same key, as `sf` does."""
+    key = tmp_path / "ci.key"
+    key.write_bytes(pathlib.Path(server["SFAUTH_TEST_JWT_EC_KEY"]).read_bytes())
+    # A relative key path: it is stored absolute, so `sfauth token` finds it from anywhere.
+    import subprocess
+    environment = dict(sfauth.env, XDG_CACHE_HOME=str(sfauth.home.parent / "cache"))
+    login = subprocess.run([sfauth.binary, "login", "--issuer", server["SFAUTH_TEST_ISSUER"], "--client-id", server["SFAUTH_TEST_JWT_CLIENT_ID"],
+                            "--jwt-key-file", "ci.key", "--username", "alice"], cwd=tmp_path, env=environment,
+                           capture_output=True, text=True, timeout=60)
+    assert login.returncode == OK, login.stderr
+    first = sfauth.run("token").stdout.strip()
+
+    [name] = sfauth.stored_accounts()
+    path = sfauth.home / "accounts" / name
+    record = json.loads(path.read_text())
+    assert record["jwtBearerRenewal"]["keyFile"] == str(key)
+    assert "refreshToken" not in record
+    record["expiresAt"] = 0
+    path.write_text(json.dumps(record))
+    assert accounts(sfauth)[0]["state"] == "expired-refreshable"
+
+    def jwt_requests():
+        stats = json.loads(urllib.request.urlopen(server["SFAUTH_TEST_STATS_URL"], timeout=10).read())
+        return stats["token_requests"].get("urn:ietf:params:oauth:grant-type:jwt-bearer", 0)
+
+    before = jwt_requests()
+    renewed = sfauth.run("token")
+    assert renewed.returncode == OK, renewed.stderr
+    assert renewed.stdout.strip() != first
+    assert api_user(server, renewed.stdout.strip()) == "alice"
+    assert jwt_requests() == before + 1
+
+    # Without its key the account cannot renew: login required (3), and the account is kept.
+    key.unlink()
+    record = json.loads(path.read_text())
+    record["expiresAt"] = 0
+    path.write_text(json.dumps(record))
+    stuck = sfauth.run("token")
+    assert stuck.returncode == 3
+    assert "cannot be renewed" in stuck.stderr and str(key) in stuck.stderr
+    assert sfauth.stored_accounts() == [name]

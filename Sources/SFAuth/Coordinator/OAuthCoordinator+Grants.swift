@@ -32,6 +32,7 @@ extension OAuthCoordinator {
         let client = configuration.client
         try server.validate()
         let tokens: TokenResponse
+        var renewal: JWTBearerRenewal?
         switch grant.kind {
         case .deviceCode:
             tokens = try await pollDeviceAuthorization(info: info)
@@ -48,6 +49,7 @@ extension OAuthCoordinator {
             let claims = JWTBearerAssertion(clientId: client.clientId, username: username,
                                             audience: audience ?? JWTBearerAssertion.defaultAudience(for: server),
                                             now: now(), using: &random)
+            renewal = signer.keyFile.map { JWTBearerRenewal(keyFile: $0, subject: username, audience: claims.audience) }
             let assertion = try await signer.sign(claims)
             tokens = try await requestTokens(TokenRequest.jwtBearer(assertion: assertion, tokenEndpoint: server.tokenEndpoint, client: client))
         }
@@ -55,6 +57,7 @@ extension OAuthCoordinator {
 
         var credentials = OAuthCredentials(response: tokens, server: server, client: client, obtainedBy: grant.authType,
                                            username: grant.username, now: now())
+        credentials.jwtBearerRenewal = renewal
         // No nonce: none of these grants sends one (OIDC Core §3.1.3.7 asks for it only when one was sent).
         try await idTokenValidator.accept(tokens, into: &credentials, nonce: nil, openIDRequested: client.requestsOpenID, now: now())
         if configuration.fetchIdentity { await addIdentity(to: &credentials) }

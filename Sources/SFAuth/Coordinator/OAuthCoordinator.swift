@@ -125,7 +125,7 @@ public final class OAuthCoordinator: Sendable {
         if let account { stored = try store.load(identifier: account) } else { stored = try store.loadDefault() }
         if let stored, source.isUsable(stored) { return stored }
 
-        if let stored, !stored.needsLogin, stored.hasRefreshToken {
+        if let stored, !stored.needsLogin, stored.isRenewable {
             let info = AuthInfo(authType: .refresh)
             delegate?.oauthCoordinator(self, willBeginAuthenticationWith: info)
             do {

@@ -3,6 +3,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import JWTKit
 import SFAuthCore
 
@@ -14,6 +17,9 @@ public struct JWTAssertionSigner: Sendable {
     public let algorithm: String
     /// The key id put in the JWS header (`kid`), when given; servers with several keys per client use it.
     public let keyID: String?
+    /// The absolute path of the key file, when the key was read from one (kept with a JWT bearer
+    /// account so its next assertion can be signed without a person).
+    public private(set) var keyFile: String?
 
     /// Reads a PEM private key: RSA (PKCS#1 `RSA PRIVATE KEY` or PKCS#8 `PRIVATE KEY`, at least 2048
     /// bits) or EC P-256 (SEC 1 `EC PRIVATE KEY` or PKCS#8).
@@ -49,6 +55,7 @@ public struct JWTAssertionSigner: Sendable {
         }
         guard let bytes else { throw .configuration("the private key file \(path) does not exist") }
         try await self.init(privateKeyPEM: String(decoding: bytes, as: UTF8.self), source: path, keyID: keyID)
+        keyFile = Self.absolute(path)
     }
 
     /// The signed assertion (compact JWS) for these claims.
@@ -64,6 +71,17 @@ public struct JWTAssertionSigner: Sendable {
         } catch {
             throw .configuration("the JWT bearer assertion could not be signed: \(error)")
         }
+    }
+}
+
+extension JWTAssertionSigner {
+    /// `path` made absolute against the current directory, so it still names the file when a later
+    /// command runs elsewhere.
+    static func absolute(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        guard let directory = getcwd(nil, 0) else { return path }
+        defer { free(directory) }
+        return String(cString: directory) + "/" + path
     }
 }
 

@@ -123,7 +123,7 @@ public struct TokenSource: Sendable {
         if credentials.needsLogin {
             throw .loginRequired("The sign-in of \(credentials.displayLabel) is no longer valid (the server rejected its refresh token). Run `sfauth login` again.")
         }
-        guard credentials.hasRefreshToken else {
+        guard credentials.isRenewable else {
             throw .loginRequired("The access token of \(credentials.displayLabel) has expired and there is no refresh token. Run `sfauth login` again.")
         }
     }
@@ -132,9 +132,15 @@ public struct TokenSource: Sendable {
     /// refresh token — are stored before they are returned; a rejected refresh token marks the
     /// account as needing a login; a transient failure changes nothing.
     private func refresh(_ credentials: OAuthCredentials) async throws(OAuthError) -> OAuthCredentials {
-        guard let refreshToken = try store.refreshToken(of: credentials) else { throw .loginRequired("no refresh token") }
-        let request = TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint,
+        let request: HTTPRequest
+        if let refreshToken = try store.refreshToken(of: credentials) {
+            request = TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint,
                                            client: ClientConfiguration(clientId: credentials.clientId))
+        } else if let renewal = credentials.jwtBearerRenewal {
+            request = try await Self.renewalRequest(renewal, for: credentials, now: now())
+        } else {
+            throw .loginRequired("The access token of \(credentials.displayLabel) has expired and there is no refresh token. Run `sfauth login` again.")
+        }
         let response: TokenResponse
         do {
             response = try TokenResponse.decode(try await httpClient.sendForOAuth(request), endpoint: credentials.server.tokenEndpoint)
@@ -159,5 +165,21 @@ public struct TokenSource: Sendable {
         }
         try store.save(refreshed)
         return refreshed
+    }
+
+    /// A JWT bearer request with a new assertion for an account signed in that way (RFC 7523 §2.1).
+    private static func renewalRequest(_ renewal: JWTBearerRenewal, for credentials: OAuthCredentials,
+                                       now: Date) async throws(OAuthError) -> HTTPRequest {
+        let signer: JWTAssertionSigner
+        do {
+            signer = try await JWTAssertionSigner(privateKeyFile: renewal.keyFile)
+        } catch {
+            throw .loginRequired("The access token of \(credentials.displayLabel) has expired and cannot be renewed: \(error). Run `sfauth login` again.")
+        }
+        var random = SystemRandomNumberGenerator()
+        let claims = JWTBearerAssertion(clientId: credentials.clientId, username: renewal.subject, audience: renewal.audience,
+                                        now: now, using: &random)
+        return TokenRequest.jwtBearer(assertion: try await signer.sign(claims), tokenEndpoint: credentials.server.tokenEndpoint,
+                                      client: ClientConfiguration(clientId: credentials.clientId))
     }
 }
