@@ -340,3 +340,26 @@ def test_jwt_bearer_account_renews_itself_when_its_token_expires(sfauth, server,
     assert stuck.returncode == 3
     assert "cannot be renewed" in stuck.stderr and str(key) in stuck.stderr
     assert sfauth.stored_accounts() == [name]
+
+
+def test_device_grant_slows_down_when_the_server_says_so(sfauth, server):
+    """RFC 8628 §3.5: after slow_down the client adds 5 s to its interval for every later poll."""
+    process, _, user_code, _ = start_device_login(sfauth)
+    status_url = f"{server['SFAUTH_TEST_DEVICE_STATUS_URL']}?user_code={user_code}"
+    post(server["SFAUTH_TEST_DEVICE_SLOW_DOWN_URL"], user_code=user_code)
+    deadline = time.time() + 30
+    state = {}
+    while time.time() < deadline:                          # the demanded slow_down, then one more poll
+        state = json.loads(urllib.request.urlopen(status_url, timeout=10).read())
+        if state["slow_downs"] == 1 and state["polls"] >= 2:
+            break
+        time.sleep(0.5)
+    post(server["SFAUTH_TEST_DEVICE_DECIDE_URL"], user_code=user_code, action="approve", username="alice")
+    status, _, stderr = finish(process)
+    assert status == OK, stderr
+    state = json.loads(urllib.request.urlopen(status_url, timeout=10).read())
+    # One slow_down (the demanded one): the polls after it kept to the longer interval, or the
+    # server would have answered slow_down again.
+    assert state["slow_downs"] == 1, state
+    assert state["interval"] == int(server["SFAUTH_TEST_DEVICE_INTERVAL"]) + int(server["SFAUTH_TEST_DEVICE_SLOW_DOWN_SECONDS"])
+    assert state["polls"] >= 2, state

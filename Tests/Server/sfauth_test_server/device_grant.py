@@ -47,6 +47,7 @@ class PollRecord:
     polls: int = 0
     slow_downs: int = 0
     redeemed: bool = False
+    slow_down_demanded: bool = False  # the next pending poll answers slow_down whatever its timing
 
 
 class PollLedger:
@@ -61,7 +62,7 @@ class PollLedger:
         """A copy of the record for `device_code` (a fresh one if it was never polled)."""
         with self._lock:
             record = self._records.setdefault(device_code, PollRecord())
-            return PollRecord(record.last_poll, record.polls, record.slow_downs, record.redeemed)
+            return PollRecord(record.last_poll, record.polls, record.slow_downs, record.redeemed, record.slow_down_demanded)
 
     def poll(self, device_code):
         """Counts a poll; returns the seconds since the previous one (None for the first). Measured
@@ -77,7 +78,13 @@ class PollLedger:
 
     def count_slow_down(self, device_code):
         with self._lock:
-            self._records.setdefault(device_code, PollRecord()).slow_downs += 1
+            record = self._records.setdefault(device_code, PollRecord())
+            record.slow_downs += 1
+            record.slow_down_demanded = False
+
+    def demand_slow_down(self, device_code):
+        with self._lock:
+            self._records.setdefault(device_code, PollRecord()).slow_down_demanded = True
 
     def redeem(self, device_code):
         with self._lock:
@@ -131,11 +138,14 @@ def token_response(request):
     if grant.is_expired():  # also marks the grant expired, so the user-code page refuses it too
         return oauth_error("expired_token", "the device_code has expired; start a new device authorization")
     if grant.status == grant.AUTHORIZATION_PENDING:
-        if elapsed is not None and elapsed < grant.interval:
+        demanded = LEDGER.record(device_code).slow_down_demanded
+        if demanded or (elapsed is not None and elapsed < grant.interval):
             LEDGER.count_slow_down(device_code)
             old = grant.interval
             grant.interval = old + settings.DEVICE_SLOW_DOWN_SECONDS
             grant.save(update_fields=["interval"])
+            if demanded:
+                return oauth_error("slow_down", f"slow down (demanded by a test); the interval is now {grant.interval} s")
             return oauth_error(
                 "slow_down",
                 f"polled {elapsed:.2f} s after the previous poll, sooner than the interval of {old} s; "
@@ -243,6 +253,18 @@ def expire_control(request):
         return _not_found()
     grant.expires = timezone.now()
     grant.save(update_fields=["expires"])
+    return JsonResponse(_describe(grant))
+
+
+@csrf_exempt
+@require_POST
+def slow_down_control(request):
+    """POST /test/device/slow-down (device_code= or user_code=): the next pending poll answers
+    slow_down whatever its timing, so a test can see whether the client then waits the longer interval."""
+    grant = _grant_for_control(request)
+    if grant is None:
+        return _not_found()
+    LEDGER.demand_slow_down(grant.device_code)
     return JsonResponse(_describe(grant))
 
 

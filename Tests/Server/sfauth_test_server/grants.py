@@ -17,6 +17,7 @@ urlpatterns = [
     path("test/device/status", device_grant.status_control),
     path("test/device/expire", device_grant.expire_control),
     path("test/device/decide", device_grant.decide_control),
+    path("test/device/slow-down", device_grant.slow_down_control),
 ]
 
 # Served under /o/, before DOT's own patterns (same names, so reverse() finds these).
@@ -60,6 +61,7 @@ def env_variables(base_url):
         "SFAUTH_TEST_DEVICE_STATUS_URL": f"{base_url}/test/device/status",
         "SFAUTH_TEST_DEVICE_EXPIRE_URL": f"{base_url}/test/device/expire",
         "SFAUTH_TEST_DEVICE_DECIDE_URL": f"{base_url}/test/device/decide",
+        "SFAUTH_TEST_DEVICE_SLOW_DOWN_URL": f"{base_url}/test/device/slow-down",
         "SFAUTH_TEST_SERVICE_CLIENT_ID": seed.SERVICE_CLIENT_ID,
         "SFAUTH_TEST_SERVICE_CLIENT_SECRET": seed.SERVICE_CLIENT_SECRET,
         "SFAUTH_TEST_SERVICE_USERNAME": seed.SERVICE_USERNAME,
