@@ -35,9 +35,12 @@ struct LoginCommand: AsyncParsableCommand {
 
             Without a browser here:
               sfauth login --issuer https://idp.example --client-id my-cli --device
-              SFAUTH_CLIENT_SECRET=... sfauth login --issuer https://idp.example --client-id svc --client-credentials
-              sfauth login --client-id 3MVG9... --username ci@acme.com --jwt-key-file server.key   # like sf org login jwt
-              printf '%s\\n' "$PW" | sfauth login --issuer https://idp.example --client-id my-cli --password --username alice
+              SFAUTH_CLIENT_SECRET=... sfauth login --issuer https://idp.example \\
+                           --client-id svc --client-credentials
+              sfauth login --client-id 3MVG9... --username ci@acme.com \\
+                           --jwt-key-file server.key          # like sf org login jwt
+              printf '%s\\n' "$PW" | sfauth login --issuer https://idp.example \\
+                           --client-id my-cli --password --username alice
             """
     )
 
