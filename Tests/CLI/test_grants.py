@@ -363,3 +363,23 @@ def test_device_grant_slows_down_when_the_server_says_so(sfauth, server):
     assert state["slow_downs"] == 1, state
     assert state["interval"] == int(server["SFAUTH_TEST_DEVICE_INTERVAL"]) + int(server["SFAUTH_TEST_DEVICE_SLOW_DOWN_SECONDS"])
     assert state["polls"] >= 2, state
+
+
+def test_client_credentials_account_renews_itself_with_the_secret_at_hand(sfauth, server):
+    secret = {"SFAUTH_CLIENT_SECRET": server["SFAUTH_TEST_SERVICE_CLIENT_SECRET"]}
+    assert login(sfauth, server["SFAUTH_TEST_SERVICE_CLIENT_ID"], "--client-credentials", **secret).returncode == OK
+    first = sfauth.run("token").stdout.strip()
+    [name] = sfauth.stored_accounts()
+    path = sfauth.home / "accounts" / name
+    record = json.loads(path.read_text())
+    assert server["SFAUTH_TEST_SERVICE_CLIENT_SECRET"] not in path.read_text()    # the secret is never stored
+    record["expiresAt"] = 0
+    path.write_text(json.dumps(record))
+
+    without = sfauth.run("token", SFAUTH_CLIENT_SECRET="")
+    assert without.returncode == 3
+    assert "Set SFAUTH_CLIENT_SECRET to let it renew itself" in without.stderr
+    renewed = sfauth.run("token", **secret)
+    assert renewed.returncode == OK, renewed.stderr
+    assert renewed.stdout.strip() != first
+    assert api_user(server, renewed.stdout.strip()) == server["SFAUTH_TEST_SERVICE_USERNAME"]

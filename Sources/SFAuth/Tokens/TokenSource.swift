@@ -14,7 +14,7 @@ import SFAuthCore
 /// the token another process just stored instead of refreshing again — which servers that rotate
 /// refresh tokens and revoke the whole family on reuse (Salesforce, django-oauth-toolkit) demand.
 public struct TokenSource: Sendable {
-    /// When tokens count as expired.
+    /// When tokens count as expired, and what renews them besides a refresh token.
     public struct Options: Sendable {
         /// Refresh this many seconds before the expiry. Default: 60.
         public var leeway: TimeInterval
@@ -22,16 +22,23 @@ public struct TokenSource: Sendable {
         /// no `expires_in`; its default session timeout is 2 hours). Default: 7200 s, or
         /// `SFAUTH_ASSUMED_TOKEN_LIFETIME` via `init(environment:)`.
         public var assumedLifetime: TimeInterval
+        /// The client secret that lets an account signed in with the client credentials grant get a
+        /// new token by itself (that grant issues no refresh token, and the secret is never stored).
+        /// Default: `nil`, or `SFAUTH_CLIENT_SECRET` via `init(environment:)`.
+        public var clientSecret: String?
 
         /// Creates options.
-        public init(leeway: TimeInterval = 60, assumedLifetime: TimeInterval = 7200) {
+        public init(leeway: TimeInterval = 60, assumedLifetime: TimeInterval = 7200, clientSecret: String? = nil) {
             self.leeway = leeway
             self.assumedLifetime = assumedLifetime
+            self.clientSecret = clientSecret
         }
 
-        /// The defaults, with `SFAUTH_TOKEN_LEEWAY` and `SFAUTH_ASSUMED_TOKEN_LIFETIME` (seconds) applied.
+        /// The defaults, with `SFAUTH_TOKEN_LEEWAY` and `SFAUTH_ASSUMED_TOKEN_LIFETIME` (seconds) and
+        /// `SFAUTH_CLIENT_SECRET` applied.
         public init(environment: [String: String]) throws(OAuthError) {
             self.init()
+            if let secret = environment["SFAUTH_CLIENT_SECRET"], !secret.isEmpty { clientSecret = secret }
             if let value = environment["SFAUTH_TOKEN_LEEWAY"] { leeway = try Self.seconds(value, name: "SFAUTH_TOKEN_LEEWAY") }
             if let value = environment["SFAUTH_ASSUMED_TOKEN_LIFETIME"] {
                 assumedLifetime = try Self.seconds(value, name: "SFAUTH_ASSUMED_TOKEN_LIFETIME")
@@ -123,7 +130,10 @@ public struct TokenSource: Sendable {
         if credentials.needsLogin {
             throw .loginRequired("The sign-in of \(credentials.displayLabel) is no longer valid (the server rejected its refresh token). Run `sfauth login` again.")
         }
-        guard credentials.isRenewable else {
+        guard credentials.isRenewable || renewsAsClient(credentials) else {
+            if credentials.obtainedBy == .clientCredentials {
+                throw .loginRequired("The access token of \(credentials.displayLabel) has expired. Set SFAUTH_CLIENT_SECRET to let it renew itself, or run `sfauth login --client-credentials` again.")
+            }
             throw .loginRequired("The access token of \(credentials.displayLabel) has expired and there is no refresh token. Run `sfauth login` again.")
         }
     }
@@ -138,6 +148,10 @@ public struct TokenSource: Sendable {
                                            client: ClientConfiguration(clientId: credentials.clientId))
         } else if let renewal = credentials.jwtBearerRenewal {
             request = try await Self.renewalRequest(renewal, for: credentials, now: now())
+        } else if renewsAsClient(credentials), let secret = options.clientSecret {
+            request = TokenRequest.clientCredentials(
+                tokenEndpoint: credentials.server.tokenEndpoint,
+                client: ClientConfiguration(clientId: credentials.clientId, clientSecret: secret, scopes: credentials.scopes))
         } else {
             throw .loginRequired("The access token of \(credentials.displayLabel) has expired and there is no refresh token. Run `sfauth login` again.")
         }
@@ -165,6 +179,11 @@ public struct TokenSource: Sendable {
         }
         try store.save(refreshed)
         return refreshed
+    }
+
+    /// Whether a client-credentials account can get a new token now: its client secret is at hand.
+    private func renewsAsClient(_ credentials: OAuthCredentials) -> Bool {
+        credentials.obtainedBy == .clientCredentials && options.clientSecret != nil
     }
 
     /// A JWT bearer request with a new assertion for an account signed in that way (RFC 7523 §2.1).
