@@ -376,6 +376,10 @@ def test_client_credentials_account_renews_itself_with_the_secret_at_hand(sfauth
     record["expiresAt"] = 0
     path.write_text(json.dumps(record))
 
+    listed = sfauth.run("accounts", "--json", SFAUTH_CLIENT_SECRET="")
+    assert json.loads(listed.stdout)[0]["state"] == "login-required"
+    listed = sfauth.run("accounts", "--json", **secret)
+    assert json.loads(listed.stdout)[0]["state"] == "expired-refreshable"
     without = sfauth.run("token", SFAUTH_CLIENT_SECRET="")
     assert without.returncode == 3
     assert "Set SFAUTH_CLIENT_SECRET to let it renew itself" in without.stderr

@@ -57,7 +57,7 @@ public struct AccountSummary: Sendable, Equatable, Encodable {
             let state: State
             if tokenSource.isUsable(credentials) {
                 state = .valid
-            } else if !credentials.needsLogin && credentials.isRenewable {
+            } else if tokenSource.canRenew(credentials) {
                 state = .expiredRefreshable
             } else {
                 state = .loginRequired

@@ -181,6 +181,12 @@ public struct TokenSource: Sendable {
         return refreshed
     }
 
+    /// Whether a new access token can be had for `credentials` without a person: a refresh token, a
+    /// JWT bearer key, or (client credentials) the client secret in `options`.
+    public func canRenew(_ credentials: OAuthCredentials) -> Bool {
+        !credentials.needsLogin && (credentials.isRenewable || renewsAsClient(credentials))
+    }
+
     /// Whether a client-credentials account can get a new token now: its client secret is at hand.
     private func renewsAsClient(_ credentials: OAuthCredentials) -> Bool {
         credentials.obtainedBy == .clientCredentials && options.clientSecret != nil
