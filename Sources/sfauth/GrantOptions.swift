@@ -26,14 +26,11 @@ struct GrantOptions: ParsableArguments {
                                valueName: "url"))
     var audience: String?
 
-    /// How many of the grant choices were given.
+    /// The grant flags given.
     var chosenGrants: [String] {
         [device ? "--device" : nil, clientCredentials ? "--client-credentials" : nil, password ? "--password" : nil,
          jwtKeyFile != nil ? "--jwt-key-file" : nil].compactMap { $0 }
     }
-
-    /// Whether the browser sign-in is replaced by another grant.
-    var replacesBrowser: Bool { !chosenGrants.isEmpty }
 
     func validate() throws {
         if chosenGrants.count > 1 {

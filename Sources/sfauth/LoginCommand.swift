@@ -115,7 +115,7 @@ struct LoginCommand: AsyncParsableCommand {
             client.additionalAuthorizationParameters.append(AuthorizationParameter(name: "prompt", value: "login"))
         }
         if force { await revokeDefaultAccount(in: store) }
-        let acceptsPaste = paste || (isatty(0) == 1 && (noBrowser || !hasDisplay(environment)))
+        let acceptsPaste = paste || (isatty(0) == 1 && (noBrowser || !LoginProgressReporter.hasDisplay(environment)))
         let reporter = LoginProgressReporter(store: store, timeoutSeconds: timeout, acceptsPaste: acceptsPaste, environment: environment)
         let coordinator = OAuthCoordinator(
             configuration: .init(server: server, client: client, timeout: .seconds(timeout), browserLauncher: launcher, alias: alias,
@@ -146,10 +146,6 @@ struct LoginCommand: AsyncParsableCommand {
             let client = DiscoveryClient(cacheDirectory: DiscoveryClient.cacheDirectory(environment: environment))
             return overrides.applied(to: try await client.discover(issuer: issuer).server)
         }
-    }
-
-    private func hasDisplay(_ environment: [String: String]) -> Bool {
-        !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
     }
 
     /// `--force`: revoke the default account's tokens before signing in again (best effort).

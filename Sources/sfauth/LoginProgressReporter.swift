@@ -35,8 +35,8 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
     func oauthCoordinator(_ coordinator: OAuthCoordinator, browserNotOpenedFor url: String,
                           reason: BrowserNotOpenedReason, info: AuthInfo) {
         if case .launchFailed(let message) = reason {
-            let noDisplay = (environment["DISPLAY"] ?? "").isEmpty && (environment["WAYLAND_DISPLAY"] ?? "").isEmpty
-            say("Could not open a browser: \(message)" + (noDisplay ? " (no display here: DISPLAY and WAYLAND_DISPLAY are unset)." : ""))
+            say("Could not open a browser: \(message)"
+                + (Self.hasDisplay(environment) ? "" : " (no display here: DISPLAY and WAYLAND_DISPLAY are unset)."))
         }
         say("Open this URL in a browser to sign in:\n\n    \(url)\n")
         if let redirectURI = redirectURI.withLock({ $0 }), let port = EndpointURL.parts(of: redirectURI)?.port {
@@ -70,6 +70,11 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
             saved += ", the refresh token in \(secretStore.displayName)"
         }
         say("Signed in as \(who) at \(at). \(saved).")
+    }
+
+    /// Whether a graphical browser could be shown here (X11 or Wayland).
+    static func hasDisplay(_ environment: [String: String]) -> Bool {
+        !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
     }
 
     private func say(_ line: String) {

@@ -60,12 +60,8 @@ extension OAuthCoordinator {
         credentials.jwtBearerRenewal = renewal
         // No nonce: none of these grants sends one (OIDC Core §3.1.3.7 asks for it only when one was sent).
         try await idTokenValidator.accept(tokens, into: &credentials, nonce: nil, openIDRequested: client.requestsOpenID, now: now())
-        if configuration.fetchIdentity { await addIdentity(to: &credentials) }
-        let replaced = try keep(&credentials)
-        if let replaced, replaced.refreshToken != nil, replaced.refreshToken != credentials.refreshToken {
-            // Best effort, as after a browser sign-in: the replaced refresh token should not stay alive.
-            _ = await TokenRevoker(httpClient: httpClient).revoke(replaced)
-        }
+        let replaced = try await identifyAndKeep(&credentials)
+        await revoke(replaced, by: credentials)
         return credentials
     }
 

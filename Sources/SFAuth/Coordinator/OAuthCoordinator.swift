@@ -96,7 +96,7 @@ public final class OAuthCoordinator: Sendable {
     /// On failure nothing stored is changed.
     public func authenticate() async throws(OAuthError) -> OAuthCredentials {
         let info = AuthInfo(authType: .browser)
-        state.withLock { $0.cancelled = false }
+        beginFlow()
         delegate?.oauthCoordinator(self, willBeginAuthenticationWith: info)
         do {
             let credentials = try await runBrowserFlow(info: info)
@@ -218,13 +218,9 @@ public final class OAuthCoordinator: Sendable {
             delegate?.oauthCoordinator(self, didReceiveAuthorizationCodeWith: info)
             do {
                 var credentials = try await exchange(response, for: request)
-                if configuration.fetchIdentity { await addIdentity(to: &credentials) }
-                let replaced = try keep(&credentials)
+                let replaced = try await identifyAndKeep(&credentials)
                 await listener.finish(.signedIn(detail: credentials.username ?? credentials.identifier))
-                if let replaced, replaced.refreshToken != nil, replaced.refreshToken != credentials.refreshToken {
-                    // Best effort: the replaced refresh token should not stay alive at the server.
-                    _ = await TokenRevoker(httpClient: httpClient).revoke(replaced)
-                }
+                await revoke(replaced, by: credentials)
                 return credentials
             } catch {
                 await listener.finish(.failed(message: error.description))
@@ -233,11 +229,25 @@ public final class OAuthCoordinator: Sendable {
         }
     }
 
+    /// What every sign-in does once it has tokens: asks who signed in (when configured; best
+    /// effort), then stores the credentials.
+    /// - Returns: the credentials this sign-in replaced, if the account was already stored.
+    func identifyAndKeep(_ credentials: inout OAuthCredentials) async throws(OAuthError) -> OAuthCredentials? {
+        if configuration.fetchIdentity { await addIdentity(to: &credentials) }
+        return try keep(&credentials)
+    }
+
+    /// Best effort: the refresh token a sign-in replaced should not stay alive at the server.
+    func revoke(_ replaced: OAuthCredentials?, by credentials: OAuthCredentials) async {
+        guard let replaced, replaced.refreshToken != nil, replaced.refreshToken != credentials.refreshToken else { return }
+        _ = await TokenRevoker(httpClient: httpClient).revoke(replaced)
+    }
+
     /// Stores newly signed-in credentials: the same account signing in again replaces its record
     /// (keeping its alias unless a new one was given), an alias moves from any other account, and
     /// the account becomes the default when so configured.
     /// - Returns: the credentials this sign-in replaced, if the account was already stored.
-    func keep(_ credentials: inout OAuthCredentials) throws(OAuthError) -> OAuthCredentials? {
+    private func keep(_ credentials: inout OAuthCredentials) throws(OAuthError) -> OAuthCredentials? {
         guard let store else { return nil }
         var previous = try store.load(identifier: credentials.identifier)
         // For revoking the replaced refresh token later; if the keyring cannot say, it is not revoked.
@@ -257,7 +267,7 @@ public final class OAuthCoordinator: Sendable {
     }
 
     /// Fills in who signed in from the server's identity endpoint; a failure leaves the credentials as they are.
-    func addIdentity(to credentials: inout OAuthCredentials) async {
+    private func addIdentity(to credentials: inout OAuthCredentials) async {
         guard let identity = try? await IdentityFetcher(httpClient: httpClient).fetch(for: credentials) else { return }
         credentials.username = identity.username ?? credentials.username
         credentials.displayName = identity.displayName ?? credentials.displayName
