@@ -3,6 +3,13 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Where an authorization server's endpoints are (RFC 6749 §3; RFC 8414 names).
 public struct AuthorizationServer: Sendable, Equatable, Codable {
@@ -81,12 +88,28 @@ public enum EndpointURL {
         return Parts(scheme: scheme, host: host, port: components.port)
     }
 
-    /// Whether a host name is this machine's loopback interface (`localhost`, 127.0.0.0/8, `::1`).
+    /// Whether a host (with or without IPv6 brackets) is this machine's loopback interface:
+    /// `localhost`, an address in `127.0.0.0/8`, or `::1` in any of its spellings.
+    ///
+    /// Strict on purpose, because it decides where plain http is allowed: forms that resolvers read
+    /// differently (`127.1`, `0x7f.0.0.1`, leading zeros or signs, percent-encoding) are not loopback.
+    /// The transport checks every request with this same rule.
     public static func isLoopback(host: String) -> Bool {
-        let host = host.lowercased()
-        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
-        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
-        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+        var host = host.lowercased()
+        if host == "localhost" { return true }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.contains(":") {
+            var address = in6_addr()
+            guard inet_pton(AF_INET6, host, &address) == 1 else { return false }
+            return withUnsafeBytes(of: &address) { bytes in bytes.prefix(15).allSatisfy { $0 == 0 } && bytes[15] == 1 }
+        }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return false }
+        for part in parts {
+            guard (1...3).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }),
+                  part == "0" || !part.hasPrefix("0"), let value = Int(part), value <= 255 else { return false }
+        }
+        return parts[0] == "127"
     }
 
     /// Throws a configuration error unless `string` is https, or http to a loopback host.

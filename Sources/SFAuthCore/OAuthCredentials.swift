@@ -49,7 +49,8 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     /// Whether the server has rejected these credentials (`invalid_grant` on refresh), so only a new
     /// browser login helps. `nil` means usable. The account is kept, not deleted, so the user can see it.
     public var status: AccountStatus?
-    /// Whether the refresh token lives in a `SecretStore` (the keyring) instead of this record.
+    /// Where the refresh token lives: `true` in a `SecretStore` (the keyring), `false` in this
+    /// record; `nil` for credentials not stored yet, whose store chooses the place.
     public var refreshTokenInSecretStore: Bool?
     /// For an account signed in with a JWT bearer assertion: how to sign the next one when the access
     /// token expires (there is no refresh token).

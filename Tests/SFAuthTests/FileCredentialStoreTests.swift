@@ -32,9 +32,10 @@ import Testing
     @Test func roundTripWithPrivatePermissions() throws {
         let store = FileCredentialStore(directory: directory)
         let alice = credentials(user: "alice", expiresAt: Date(timeIntervalSince1970: 1_700_003_600))
-        try store.save(alice)
-        #expect(try store.load(identifier: alice.identifier) == alice)
-        #expect(try store.loadDefault() == alice)
+        let kept = try store.save(alice)
+        #expect(kept.refreshTokenInSecretStore == false)   // the refresh token's place is recorded
+        #expect(try store.load(identifier: alice.identifier) == kept)
+        #expect(try store.loadDefault() == kept)
         #expect(mode(directory) == 0o700)
         #expect(mode(directory + "/accounts") == 0o700)
         #expect(mode(store.path(for: alice.identifier)) == 0o600)

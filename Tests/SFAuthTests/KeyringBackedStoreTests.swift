@@ -122,7 +122,8 @@ final class MemorySecretStore: SecretStore, @unchecked Sendable {
 @Suite struct RefreshTokenPlacementTests {
     let directory = FileManager.default.temporaryDirectory.path + "/sfauth-kp-" + UUID().uuidString
 
-    @Test func anAccountKeepsItsPlaceWhateverTheStorePrefersForNewOnes() async throws {
+    @Test(arguments: [false, true])
+    func anAccountKeepsItsPlaceWhateverTheStorePrefersForNewOnes(storePrefersTheKeyring: Bool) async throws {
         let secrets = MemorySecretStore()
         let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/token")
         let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "cli"), redirectURI: "http://127.0.0.1:1/cb",
@@ -130,8 +131,8 @@ final class MemorySecretStore: SecretStore, @unchecked Sendable {
         // Signed in with the file store: the refresh token is in the file.
         try FileCredentialStore(directory: directory).save(OAuthCredentials(
             response: TokenResponse(accessToken: "at-0", expiresIn: 1, refreshToken: "rt-0"), request: request, now: Date(timeIntervalSince1970: 0)))
-        // A later refresh through a store that has a keyring (but does not place existing accounts there).
-        let store = FileCredentialStore(directory: directory, secretStore: secrets, placesNewRefreshTokensInSecretStore: false)
+        // A later refresh through a store that has a keyring, whether or not it prefers it for new sign-ins.
+        let store = FileCredentialStore(directory: directory, secretStore: secrets, placesNewRefreshTokensInSecretStore: storePrefersTheKeyring)
         let endpoint = CountingTokenEndpoint { _ in HTTPResponse(status: 200, body: Array(#"{"access_token":"at-1","expires_in":60,"refresh_token":"rt-1"}"#.utf8)) }
         _ = try await TokenSource(store: store, httpClient: endpoint, now: { Date(timeIntervalSince1970: 100) }).credentials()
         #expect(try store.loadDefault()?.refreshToken == "rt-1")

@@ -15,8 +15,7 @@ import Testing
         let credentials = OAuthCredentials(
             response: TokenResponse(accessToken: "at-0", expiresIn: expiresIn, refreshToken: refreshToken, scopes: ["api"], instanceURL: "https://i"),
             request: request, now: start)
-        try store.save(credentials)
-        return credentials
+        return try store.save(credentials)
     }
 
     func json(_ status: Int, _ body: String) -> HTTPResponse {

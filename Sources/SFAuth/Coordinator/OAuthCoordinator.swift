@@ -261,7 +261,7 @@ public final class OAuthCoordinator: Sendable {
                 }
             }
         }
-        try store.save(credentials)
+        credentials = try store.save(credentials)
         if configuration.makeDefault { try store.setDefault(credentials.identifier) }
         return previous
     }

@@ -103,29 +103,7 @@ enum HTTPURLPolicy {
         }
     }
 
-    /// Whether `host` (lower-case, IPv6 in brackets) is `localhost`, in `127.0.0.0/8`, or `[::1]`.
-    ///
-    /// Strict on purpose: forms that resolvers read differently (`127.1`, `0x7f.0.0.1`, leading
-    /// zeros, percent-encoding) are not loopback here, so they are refused over plain http.
-    static func isLoopback(host: String) -> Bool {
-        if host == "localhost" { return true }
-        if host.hasPrefix("[") && host.hasSuffix("]") {
-            let literal = String(host.dropFirst().dropLast())
-            var address = in6_addr()
-            guard inet_pton(AF_INET6, literal, &address) == 1 else { return false }
-            return withUnsafeBytes(of: &address) { bytes in
-                bytes.prefix(15).allSatisfy { $0 == 0 } && bytes[15] == 1
-            }
-        }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return false }
-        var octets: [Int] = []
-        for part in parts {
-            guard (1...3).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }),
-                part == "0" || !part.hasPrefix("0"), let value = Int(part), value <= 255
-            else { return false }
-            octets.append(value)
-        }
-        return octets[0] == 127
-    }
+    /// Whether `host` (lower-case, IPv6 in brackets) is loopback: the core's rule, which also
+    /// decides which endpoints configuration accepts, so both checks give one answer.
+    static func isLoopback(host: String) -> Bool { EndpointURL.isLoopback(host: host) }
 }

@@ -9,7 +9,10 @@ public protocol CredentialStore: Sendable {
     func load(identifier: String) throws(OAuthError) -> OAuthCredentials?
     /// Stores `credentials` under their identifier, replacing what was there; the first account
     /// stored becomes the default.
-    func save(_ credentials: OAuthCredentials) throws(OAuthError)
+    /// - Returns: the credentials as kept: `refreshTokenInSecretStore` says where the refresh
+    ///   token went (the token itself stays in the returned value).
+    @discardableResult
+    func save(_ credentials: OAuthCredentials) throws(OAuthError) -> OAuthCredentials
     /// Forgets the credentials for `identifier`; no error when there were none. When it was the
     /// default, the first remaining account (in identifier order) becomes the default.
     func delete(identifier: String) throws(OAuthError)

@@ -77,18 +77,23 @@ public struct FileCredentialStore: CredentialStore {
         return try Self.decode(bytes, path: path)
     }
 
-    public func save(_ credentials: OAuthCredentials) throws(OAuthError) {
-        var credentials = credentials
-        let inSecretStore = credentials.refreshTokenInSecretStore ?? placesNewRefreshTokensInSecretStore
-        if inSecretStore, let refreshToken = credentials.refreshToken {
+    @discardableResult
+    public func save(_ kept: OAuthCredentials) throws(OAuthError) -> OAuthCredentials {
+        var kept = kept
+        var credentials = kept
+        let inSecretStore = kept.refreshTokenInSecretStore ?? placesNewRefreshTokensInSecretStore
+        if inSecretStore, let refreshToken = kept.refreshToken {
             guard let secretStore else {
-                throw .storage("the refresh token of \(credentials.displayLabel) belongs in the keyring, but the keyring is not in use (--storage file / SFAUTH_STORAGE=file)")
+                throw .storage("the refresh token of \(kept.displayLabel) belongs in the keyring, but the keyring is not in use (--storage file / SFAUTH_STORAGE=file)")
             }
-            try secretStore.setSecret(refreshToken, account: credentials.identifier, kind: Self.refreshTokenKind)
+            try secretStore.setSecret(refreshToken, account: kept.identifier, kind: Self.refreshTokenKind)
+            kept.refreshTokenInSecretStore = true
+            credentials = kept
             credentials.refreshToken = nil
-            credentials.refreshTokenInSecretStore = true
-        } else if credentials.refreshToken != nil {
-            credentials.refreshTokenInSecretStore = nil
+        } else if kept.refreshToken != nil {
+            // Placed in the file for good: later saves through a keyring-preferring store keep it here.
+            kept.refreshTokenInSecretStore = false
+            credentials = kept
         }
         try locked { () throws(POSIXFile.Failure) in
             try POSIXFile.makePrivateDirectory(accountsDirectory)
@@ -98,6 +103,7 @@ public struct FileCredentialStore: CredentialStore {
                 try POSIXFile.writeAtomically(Array((credentials.identifier + "\n").utf8), to: defaultFile, directory: directory)
             }
         }
+        return kept
     }
 
     public func delete(identifier: String) throws(OAuthError) {
@@ -161,7 +167,13 @@ public struct FileCredentialStore: CredentialStore {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
         do {
-            return try decoder.decode(OAuthCredentials.self, from: Data(bytes))
+            var credentials = try decoder.decode(OAuthCredentials.self, from: Data(bytes))
+            // Records written before the place was recorded for file accounts: a refresh token in
+            // the file is placed there.
+            if credentials.refreshToken != nil && credentials.refreshTokenInSecretStore == nil {
+                credentials.refreshTokenInSecretStore = false
+            }
+            return credentials
         } catch {
             throw .storage("\(path) is not a valid credentials file (\(Self.reason(error))); move it away and log in again")
         }
