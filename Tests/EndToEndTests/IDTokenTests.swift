@@ -131,7 +131,8 @@ import Testing
         try await controls.arm("normal")
         #expect(error?.description.contains("in the refresh response, the ID token's signature does not verify") == true)
         let kept = try #require(try store.loadDefault())
-        #expect(kept.accessToken != signedIn.accessToken)
+        #expect(kept.accessToken == signedIn.accessToken)   // the refused response's access token is not handed out
+        #expect(kept.refreshToken != signedIn.refreshToken) // but its rotated refresh token is kept
         #expect(kept.idToken == signedIn.idToken)
 
         // The rotated refresh token was stored: refreshing again works (the retired one would have

@@ -71,10 +71,10 @@ import Testing
         let source = TokenSource(store: store, httpClient: CountingTokenEndpoint { _ in refreshed }, now: { IDTokenValidatorTests.now })
 
         let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
-        #expect(error == .idTokenRejected("in the refresh response, the refreshed ID token is for the subject 'user-2', not 'user-1' who signed in (the new access and refresh tokens were stored; the sign-in's ID token was kept)"))
+        #expect(error == .idTokenRejected("in the refresh response, the refreshed ID token is for the subject 'user-2', not 'user-1' who signed in (the rotated refresh token was stored; the new access token was not)"))
         let stored = try #require(try store.loadDefault())
         #expect(stored.refreshToken == "rt-1")        // the rotated refresh token survived
-        #expect(stored.accessToken == "at-1")
+        #expect(stored.accessToken == "at-0")       // the refused response's access token is not handed out
         #expect(stored.idToken == originalToken)
     }
 

@@ -45,13 +45,10 @@ extension OAuthCoordinator {
             tokens = try await requestTokens(TokenRequest.password(username: username, password: password,
                                                                    tokenEndpoint: server.tokenEndpoint, client: client))
         case .jwtBearer(let username, let signer, let audience):
-            var random = SystemRandomNumberGenerator()
-            let claims = JWTBearerAssertion(clientId: client.clientId, username: username,
-                                            audience: audience ?? JWTBearerAssertion.defaultAudience(for: server),
-                                            now: now(), using: &random)
-            renewal = signer.keyFile.map { JWTBearerRenewal(keyFile: $0, subject: username, audience: claims.audience) }
-            let assertion = try await signer.sign(claims)
-            tokens = try await requestTokens(TokenRequest.jwtBearer(assertion: assertion, tokenEndpoint: server.tokenEndpoint, client: client))
+            let audience = audience ?? JWTBearerAssertion.defaultAudience(for: server)
+            renewal = signer.keyFile.map { JWTBearerRenewal(keyFile: $0, keyID: signer.keyID, subject: username, audience: audience) }
+            tokens = try await requestTokens(try await signer.tokenRequest(username: username, audience: audience,
+                                                                           tokenEndpoint: server.tokenEndpoint, client: client, now: now()))
         }
         if isCancelled || Task.isCancelled { throw .cancelled }
 

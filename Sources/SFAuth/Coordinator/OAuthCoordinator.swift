@@ -120,12 +120,12 @@ public final class OAuthCoordinator: Sendable {
     ///   token — the delegate's `didFail` says so too), or any error of the refresh or sign-in.
     public func accessToken(account: String? = nil, interactive: Bool = true) async throws(OAuthError) -> OAuthCredentials {
         guard let store else { return try await authenticate() }
-        let source = TokenSource(store: store, httpClient: httpClient, now: now)
+        let source = TokenSource(store: store, httpClient: httpClient, options: .init(clientSecret: configuration.client.clientSecret), now: now)
         let stored: OAuthCredentials?
         if let account { stored = try store.load(identifier: account) } else { stored = try store.loadDefault() }
         if let stored, source.isUsable(stored) { return stored }
 
-        if let stored, !stored.needsLogin, stored.isRenewable {
+        if let stored, source.canRenew(stored) {
             let info = AuthInfo(authType: .refresh)
             delegate?.oauthCoordinator(self, willBeginAuthenticationWith: info)
             do {

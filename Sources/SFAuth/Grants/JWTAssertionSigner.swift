@@ -58,6 +58,15 @@ public struct JWTAssertionSigner: Sendable {
         keyFile = Self.absolute(path)
     }
 
+    /// The JWT bearer token request (RFC 7523 §2.1) with a fresh assertion, issued now, saying that
+    /// `client` speaks for `username` to `audience`.
+    public func tokenRequest(username: String, audience: String, tokenEndpoint: String, client: ClientConfiguration,
+                             now: Date) async throws(OAuthError) -> HTTPRequest {
+        var random = SystemRandomNumberGenerator()
+        let claims = JWTBearerAssertion(clientId: client.clientId, username: username, audience: audience, now: now, using: &random)
+        return TokenRequest.jwtBearer(assertion: try await sign(claims), tokenEndpoint: tokenEndpoint, client: client)
+    }
+
     /// The signed assertion (compact JWS) for these claims.
     public func sign(_ assertion: JWTBearerAssertion) async throws(OAuthError) -> String {
         let payload = AssertionPayload(

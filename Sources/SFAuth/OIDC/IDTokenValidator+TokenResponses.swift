@@ -42,14 +42,14 @@ extension IDTokenValidator {
 
     /// Validates the ID token of a refresh response (OIDC Core §12.2) against the account's.
     ///
-    /// The caller stores the rotated tokens before calling this (it may fetch keys), and the new ID
-    /// token only after it passed; so a rejection says the tokens were kept.
+    /// The caller stores the rotated refresh token before calling this (it may fetch keys), and the
+    /// new access and ID tokens only after it passed; so a rejection says what was kept.
     func acceptRefreshed(_ idToken: String, of credentials: OAuthCredentials, now: Date) async throws(OAuthError) {
         do {
             _ = try await validateRefreshed(idToken, original: credentials.idToken, server: credentials.server,
                                             clientId: credentials.clientId, now: now)
         } catch .idTokenRejected(let message) {
-            throw .idTokenRejected("in the refresh response, \(message) (the new access and refresh tokens were stored; the sign-in's ID token was kept)")
+            throw .idTokenRejected("in the refresh response, \(message) (the rotated refresh token was stored; the new access token was not)")
         }
     }
 }

@@ -130,7 +130,7 @@ public struct TokenSource: Sendable {
         if credentials.needsLogin {
             throw .loginRequired("The sign-in of \(credentials.displayLabel) is no longer valid (the server rejected its refresh token). Run `sfauth login` again.")
         }
-        guard credentials.isRenewable || renewsAsClient(credentials) else {
+        guard canRenew(credentials) else {
             if credentials.obtainedBy == .clientCredentials {
                 throw .loginRequired("The access token of \(credentials.displayLabel) has expired. Set SFAUTH_CLIENT_SECRET to let it renew itself, or run `sfauth login --client-credentials` again.")
             }
@@ -148,7 +148,7 @@ public struct TokenSource: Sendable {
                                            client: ClientConfiguration(clientId: credentials.clientId))
         } else if let renewal = credentials.jwtBearerRenewal {
             request = try await Self.renewalRequest(renewal, for: credentials, now: now())
-        } else if renewsAsClient(credentials), let secret = options.clientSecret {
+        } else if credentials.obtainedBy == .clientCredentials, let secret = options.clientSecret {
             request = TokenRequest.clientCredentials(
                 tokenEndpoint: credentials.server.tokenEndpoint,
                 client: ClientConfiguration(clientId: credentials.clientId, clientSecret: secret, scopes: credentials.scopes))
@@ -171,9 +171,9 @@ public struct TokenSource: Sendable {
         let refreshed = credentials.refreshed(with: response, now: now())
         if let idToken = response.idToken, idToken != credentials.idToken {
             // OIDC Core §12.2. Checking it may fetch the server's keys, so the rotated refresh token is
-            // stored first (with the old ID token), and the new ID token only once it passed.
-            var kept = refreshed
-            kept.idToken = credentials.idToken
+            // stored first, alone: the new access token is used only once the new ID token passed.
+            var kept = credentials
+            kept.refreshToken = refreshed.refreshToken
             try store.save(kept)
             try await IDTokenValidator(httpClient: httpClient).acceptRefreshed(idToken, of: credentials, now: now())
         }
@@ -184,12 +184,8 @@ public struct TokenSource: Sendable {
     /// Whether a new access token can be had for `credentials` without a person: a refresh token, a
     /// JWT bearer key, or (client credentials) the client secret in `options`.
     public func canRenew(_ credentials: OAuthCredentials) -> Bool {
-        !credentials.needsLogin && (credentials.isRenewable || renewsAsClient(credentials))
-    }
-
-    /// Whether a client-credentials account can get a new token now: its client secret is at hand.
-    private func renewsAsClient(_ credentials: OAuthCredentials) -> Bool {
-        credentials.obtainedBy == .clientCredentials && options.clientSecret != nil
+        !credentials.needsLogin
+            && (credentials.isRenewable || (credentials.obtainedBy == .clientCredentials && options.clientSecret != nil))
     }
 
     /// A JWT bearer request with a new assertion for an account signed in that way (RFC 7523 §2.1).
@@ -197,14 +193,11 @@ public struct TokenSource: Sendable {
                                        now: Date) async throws(OAuthError) -> HTTPRequest {
         let signer: JWTAssertionSigner
         do {
-            signer = try await JWTAssertionSigner(privateKeyFile: renewal.keyFile)
+            signer = try await JWTAssertionSigner(privateKeyFile: renewal.keyFile, keyID: renewal.keyID)
         } catch {
             throw .loginRequired("The access token of \(credentials.displayLabel) has expired and cannot be renewed: \(error). Run `sfauth login` again.")
         }
-        var random = SystemRandomNumberGenerator()
-        let claims = JWTBearerAssertion(clientId: credentials.clientId, username: renewal.subject, audience: renewal.audience,
-                                        now: now, using: &random)
-        return TokenRequest.jwtBearer(assertion: try await signer.sign(claims), tokenEndpoint: credentials.server.tokenEndpoint,
-                                      client: ClientConfiguration(clientId: credentials.clientId))
+        return try await signer.tokenRequest(username: renewal.subject, audience: renewal.audience, tokenEndpoint: credentials.server.tokenEndpoint,
+                                             client: ClientConfiguration(clientId: credentials.clientId), now: now)
     }
 }

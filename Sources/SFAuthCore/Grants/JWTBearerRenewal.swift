@@ -5,14 +5,17 @@
 public struct JWTBearerRenewal: Sendable, Equatable, Codable {
     /// The absolute path of the PEM private key that signed the sign-in's assertion.
     public var keyFile: String
+    /// The `kid` put in the assertion's header, when one was given.
+    public var keyID: String?
     /// The assertion's `sub`: the username signed in as.
     public var subject: String
     /// The assertion's `aud`.
     public var audience: String
 
     /// Creates a renewal record.
-    public init(keyFile: String, subject: String, audience: String) {
+    public init(keyFile: String, keyID: String? = nil, subject: String, audience: String) {
         self.keyFile = keyFile
+        self.keyID = keyID
         self.subject = subject
         self.audience = audience
     }
