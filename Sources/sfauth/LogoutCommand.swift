@@ -52,7 +52,13 @@ struct LogoutCommand: AsyncParsableCommand {
                 guard var credentials = try store.load(identifier: identifier) else { continue }
                 var outcome = "only removed from this machine (--local-only)"
                 if !localOnly {
-                    credentials.refreshToken = try? store.refreshToken(of: credentials)
+                    // A keyring that cannot be used stops here, before anything is revoked or removed;
+                    // a refresh token already gone from it only means there is less to revoke.
+                    do {
+                        credentials.refreshToken = try store.refreshToken(of: credentials)
+                    } catch .loginRequired {
+                        credentials.refreshToken = nil
+                    }
                     outcome = await revoker.revoke(credentials).summary
                 }
                 try store.delete(identifier: identifier)

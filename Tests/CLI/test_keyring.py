@@ -63,6 +63,13 @@ def test_a_keyring_account_with_the_keyring_switched_off_says_why(sfauth, server
     fresh = sfauth.run("token", "--refresh", SFAUTH_STORAGE="auto")
     assert fresh.returncode == OK
     assert sfauth.run("token", SFAUTH_STORAGE="file", SFAUTH_TOKEN_LEEWAY="0").returncode == OK
+    # Logging out without the keyring would strand its refresh token there: refused, nothing removed.
+    record = json.loads((sfauth.home / "accounts" / name).read_text())
+    for args in (["logout"], ["logout", "--local-only"]):
+        logout = sfauth.run(*args, SFAUTH_STORAGE="file")
+        assert logout.returncode == 1 and "keyring is not in use" in logout.stderr, logout.stderr
+        assert sfauth.stored_accounts() == [name]
+        assert secret_tool_lookup(record["identifier"]) is not None
 
 
 def test_auto_without_a_session_bus_falls_back_to_files_and_says_so(sfauth):

@@ -107,7 +107,9 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     public func delete(identifier: String) throws(OAuthError) {
-        if let secretStore, try load(identifier: identifier)?.refreshTokenInSecretStore == true {
+        if let credentials = try load(identifier: identifier), credentials.refreshTokenInSecretStore == true {
+            // Deleting only the file would leave a live refresh token in the keyring, unreachable.
+            guard let secretStore else { throw Self.keyringNotInUse(credentials) }
             try secretStore.deleteSecret(account: identifier, kind: Self.refreshTokenKind)
         }
         try locked { () throws(POSIXFile.Failure) in
@@ -144,9 +146,7 @@ public struct FileCredentialStore: CredentialStore {
 
     public func refreshToken(of credentials: OAuthCredentials) throws(OAuthError) -> String? {
         guard credentials.refreshTokenInSecretStore == true else { return credentials.refreshToken }
-        guard let secretStore else {
-            throw .storage("the refresh token of \(credentials.displayLabel) is in the keyring, but the keyring is not in use (--storage file / SFAUTH_STORAGE=file); use --storage keyring or auto")
-        }
+        guard let secretStore else { throw Self.keyringNotInUse(credentials) }
         guard let token = try secretStore.secret(account: credentials.identifier, kind: Self.refreshTokenKind) else {
             throw .loginRequired("The refresh token of \(credentials.displayLabel) is missing from \(secretStore.displayName). Run `sfauth login` again.")
         }
@@ -161,6 +161,10 @@ public struct FileCredentialStore: CredentialStore {
         encoder.dateEncodingStrategy = .secondsSince1970
         // Encoding a value made of strings, numbers and dates cannot fail.
         return Array(try! encoder.encode(credentials)) + [UInt8(ascii: "\n")]
+    }
+
+    private static func keyringNotInUse(_ credentials: OAuthCredentials) -> OAuthError {
+        .storage("the refresh token of \(credentials.displayLabel) is in the keyring, but the keyring is not in use (--storage file / SFAUTH_STORAGE=file); use --storage keyring or auto")
     }
 
     static func decode(_ bytes: [UInt8], path: String) throws(OAuthError) -> OAuthCredentials {
