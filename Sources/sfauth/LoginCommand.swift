@@ -150,10 +150,17 @@ struct LoginCommand: AsyncParsableCommand {
 
     /// `--force`: revoke the default account's tokens before signing in again (best effort).
     private func revokeDefaultAccount(in store: FileCredentialStore) async {
-        guard let identifier = try? store.defaultIdentifier(), var credentials = try? store.load(identifier: identifier) else { return }
-        credentials.refreshToken = try? store.refreshToken(of: credentials)
+        guard let identifier = try? store.defaultIdentifier(), let stored = try? store.load(identifier: identifier) else { return }
+        var credentials = stored
+        credentials.refreshToken = try? store.refreshToken(of: stored)
         let report = await TokenRevoker().revoke(credentials)
         StandardError.line("Revoking the tokens of \(credentials.displayLabel) first: \(report.summary).")
+        if report.isRevokedAtServer {
+            // Should the new sign-in fail, `sfauth token` must not hand out the revoked token.
+            var revoked = stored
+            revoked.status = .loginRequired
+            _ = try? store.save(revoked)
+        }
     }
 
     private func makeBrowserLauncher(environment: [String: String]) throws(OAuthError) -> (any BrowserLauncher)? {

@@ -107,3 +107,16 @@ def test_whoami_shows_the_identity_from_the_server(sfauth):
     assert lines["username"] == "alice" and lines["email"] == "alice@example.test" and lines["name"] == "Alice Example"
     as_json = json.loads(sfauth.run("whoami", "--json").stdout)
     assert as_json["user_id"] == "1" and as_json["organization_id"] is None
+
+
+def test_force_then_a_failed_sign_in_leaves_no_revoked_token_to_hand_out(sfauth, server):
+    login(sfauth)
+    old = stored(sfauth)
+    sfauth.browser_report()
+    sfauth.browser_log.unlink()
+    denied = sfauth.run(*sfauth.login_args(scope="openid profile email", extra=["--force"]), SFAUTH_TEST_BROWSER_ACTION="deny")
+    assert denied.returncode == 4, denied.stderr
+    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], old["accessToken"])[0] == 401
+    token = sfauth.run("token")
+    assert token.returncode == LOGIN_REQUIRED and token.stdout == ""   # not the revoked token
+    assert sfauth.stored_accounts() != []                   # the account is kept, marked login-required
