@@ -15,35 +15,10 @@ struct GrantOptions: ParsableArguments {
     @Flag(help: ArgumentHelp("Sign in with a username and password (resource owner password grant). Discouraged (RFC 9700): the program sees your password and multi-factor sign-in cannot happen; use it only where the server offers nothing else. The password is read from the terminal without echo, or from the first line of standard input — never from the command line."))
     var password = false
 
-    @Option(help: ArgumentHelp("The username for --password and --jwt-key-file. Default: $SFAUTH_USERNAME, else the profile's username.", valueName: "name"))
-    var username: String?
-
-    @Option(help: ArgumentHelp("Sign in with a JWT bearer assertion (RFC 7523) signed by this private key (PEM, RSA or EC P-256), for CI: needs --username and --client-id. Also $SFAUTH_JWT_KEY_FILE or the profile's jwt_key_file.",
-                               valueName: "path"))
-    var jwtKeyFile: String?
-
-    @Option(help: ArgumentHelp("The JWT assertion's audience. Default: https://login.salesforce.com (test.salesforce.com for sandboxes) for Salesforce, else the issuer or token endpoint.",
-                               valueName: "url"))
-    var audience: String?
-
-    /// The grant flags given.
-    var chosenGrants: [String] {
+    /// The grant flags given; `--jwt-key-file` (a setting of the shared provider options) counts too.
+    func chosenGrants(jwtKeyFileGiven: Bool) -> [String] {
         [device ? "--device" : nil, clientCredentials ? "--client-credentials" : nil, password ? "--password" : nil,
-         jwtKeyFile != nil ? "--jwt-key-file" : nil].compactMap { $0 }
-    }
-
-    func validate() throws {
-        if chosenGrants.count > 1 {
-            throw ValidationError("Choose one way to sign in: \(chosenGrants.joined(separator: ", ")) exclude each other.")
-        }
-    }
-
-    /// Adds `--username`, `--jwt-key-file` and `--audience` to the command line's configuration layer,
-    /// so they override the environment and the profile like every other flag.
-    func addSettings(to layer: inout ConfigurationLayer) {
-        for case let (key, value?) in [(ConfigurationKey.username, username), (.jwtKeyFile, jwtKeyFile), (.audience, audience)] {
-            layer.set(key, .text(value), from: .flag(key.commandLineFlag ?? "--" + key.rawValue))
-        }
+         jwtKeyFileGiven ? "--jwt-key-file" : nil].compactMap { $0 }
     }
 
     /// The grant to sign in with, or `nil` for the browser. A JWT key file from the environment or

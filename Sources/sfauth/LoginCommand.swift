@@ -75,6 +75,10 @@ struct LoginCommand: AsyncParsableCommand {
     /// Checks the flags of `login` itself; the server and client settings are checked when they are
     /// resolved with the environment and the configuration file, with errors that name their sources.
     func validate() throws {
+        let chosen = grants.chosenGrants(jwtKeyFileGiven: provider.jwtKeyFile != nil)
+        if chosen.count > 1 {
+            throw ValidationError("Choose one way to sign in: \(chosen.joined(separator: ", ")) exclude each other.")
+        }
         if timeout <= 0 { throw ValidationError("--timeout must be a positive number of seconds.") }
         if noBrowser && browserCommand != nil { throw ValidationError("--no-browser and --browser-command exclude each other.") }
         if let alias, alias.isEmpty || alias.contains(where: { $0.isWhitespace || $0 == "/" }) {
@@ -88,10 +92,7 @@ struct LoginCommand: AsyncParsableCommand {
         let store: FileCredentialStore
         let launcher: (any BrowserLauncher)?
         do throws(OAuthError) {
-            var flags = provider.layer
-            grants.addSettings(to: &flags)
-            configuration = try LoadedConfiguration.load(flags: flags, configPath: provider.config, profileName: provider.profile,
-                                                         environment: environment)
+            configuration = try provider.load(environment: environment)
             let mode = if let storage { storage } else { try StorageMode(environment: environment) }
             let setup = try mode.store(environment: environment, signingIn: true)
             store = setup.store

@@ -65,6 +65,17 @@ struct ProviderOptions: ParsableArguments {
         "An extra authorization request parameter, e.g. prompt=consent or a provider hint; repeatable.", valueName: "name=value"))
     var parameters: [String] = []
 
+    @Option(help: ArgumentHelp("The username for --password and --jwt-key-file. Default: $SFAUTH_USERNAME, else the profile's username.", valueName: "name"))
+    var username: String?
+
+    @Option(help: ArgumentHelp("Sign in with a JWT bearer assertion (RFC 7523) signed by this private key (PEM, RSA or EC P-256), for CI: needs --username and --client-id. Also $SFAUTH_JWT_KEY_FILE or the profile's jwt_key_file.",
+                               valueName: "path"))
+    var jwtKeyFile: String?
+
+    @Option(help: ArgumentHelp("The JWT assertion's audience. Default: https://login.salesforce.com (test.salesforce.com for sandboxes) for Salesforce, else the issuer or token endpoint.",
+                               valueName: "url"))
+    var audience: String?
+
     func validate() throws {
         if sandbox && preset != nil { throw ValidationError("Give --sandbox or --preset, not both.") }
         if let bad = parameters.first(where: { !$0.contains("=") || $0.hasPrefix("=") }) {
@@ -84,7 +95,7 @@ struct ProviderOptions: ParsableArguments {
         let texts: [(ConfigurationKey, String?)] = [
             (.preset, preset), (.instanceURL, instanceURL), (.issuer, issuer), (.authorizeURL, authorizeURL), (.tokenURL, tokenURL),
             (.revokeURL, revokeURL), (.userinfoURL, userinfoURL), (.deviceAuthorizationURL, deviceAuthorizationURL), (.clientId, clientId), (.callbackHost, callbackHost),
-            (.callbackPath, callbackPath), (.loginHint, loginHint),
+            (.callbackPath, callbackPath), (.loginHint, loginHint), (.username, username), (.jwtKeyFile, jwtKeyFile), (.audience, audience),
         ]
         for case let (key, value?) in texts {
             layer.set(key, .text(value), from: .flag(key.commandLineFlag ?? "--" + key.rawValue))

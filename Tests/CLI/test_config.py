@@ -209,3 +209,11 @@ def test_an_issuer_flag_replaces_the_profiles_endpoints_as_a_group(sfauth, serve
     assert sfauth.browser_report()["url"].startswith(server["SFAUTH_TEST_AUTHORIZE_URL"])
     logout = sfauth.run("logout")
     assert "revoked the refresh token" in logout.stderr, logout.stderr   # the discovered endpoint, not the dead one
+
+
+def test_config_takes_the_grant_settings_login_takes(sfauth, config_home):
+    settings = config_json(sfauth, "--username", "bob", "--jwt-key-file", "ci.key", "--audience", "https://aud.example",
+                           SFAUTH_USERNAME="alice")["settings"]
+    assert settings["username"] == {"value": "bob", "source": "flag --username"}
+    assert settings["jwt_key_file"] == {"value": "ci.key", "source": "flag --jwt-key-file"}
+    assert settings["audience"] == {"value": "https://aud.example", "source": "flag --audience"}
