@@ -3,7 +3,7 @@ import json
 import urllib.parse
 import urllib.request
 
-from test_login import OK, REFUSED
+from test_login import LOGIN_REQUIRED, OK, REFUSED
 
 
 def arm_id_token_mode(server, mode, client_id=None):
@@ -34,5 +34,5 @@ def test_a_login_with_a_tampered_id_token_exits_5_with_one_line_and_stores_nothi
     assert login.stderr.splitlines()[-1] == expected
     assert sum("ID token" in line for line in login.stderr.splitlines()) == 1
     assert sfauth.stored_accounts() == []
-    assert sfauth.run("token").returncode != OK
+    assert sfauth.run("token").returncode == LOGIN_REQUIRED
     assert "Sign-in failed" in sfauth.browser_report()["page_text"]
