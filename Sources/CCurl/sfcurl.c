@@ -24,7 +24,6 @@ typedef const char *(*easy_strerror_fn)(CURLcode);
 typedef struct curl_slist *(*slist_append_fn)(struct curl_slist *, const char *);
 typedef void (*slist_free_all_fn)(struct curl_slist *);
 typedef char *(*version_fn)(void);
-typedef curl_version_info_data *(*version_info_fn)(CURLversion);
 typedef CURLU *(*url_fn)(void);
 typedef void (*url_cleanup_fn)(CURLU *);
 typedef CURLUcode (*url_set_fn)(CURLU *, CURLUPart, const char *, unsigned int);
@@ -51,7 +50,6 @@ static struct {
     slist_append_fn slist_append;
     slist_free_all_fn slist_free_all;
     version_fn version;
-    version_info_fn version_info;
     url_fn url;
     url_cleanup_fn url_cleanup;
     url_set_fn url_set;
@@ -71,8 +69,6 @@ static struct {
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int loaded = 0;
-static const char *loaded_name = NULL;
-static unsigned int loaded_version_num = 0;
 
 static void copy_error(char *error, size_t error_len, const char *text) {
     if (error == NULL || error_len == 0) return;
@@ -124,7 +120,6 @@ int sfcurl_load(const char *const *names, char *error, size_t error_len) {
     REQUIRED(slist_append, "curl_slist_append");
     REQUIRED(slist_free_all, "curl_slist_free_all");
     REQUIRED(version, "curl_version");
-    REQUIRED(version_info, "curl_version_info");
     REQUIRED(url, "curl_url");
     REQUIRED(url_cleanup, "curl_url_cleanup");
     REQUIRED(url_set, "curl_url_set");
@@ -161,9 +156,6 @@ int sfcurl_load(const char *const *names, char *error, size_t error_len) {
         pthread_mutex_unlock(&load_lock);
         return -1;
     }
-    curl_version_info_data *info = fn.version_info(CURLVERSION_NOW);
-    loaded_version_num = info ? info->version_num : 0;
-    loaded_name = name;
     atomic_store_explicit(&loaded, 1, memory_order_release);
     pthread_mutex_unlock(&load_lock);
     return 0;
@@ -171,11 +163,8 @@ int sfcurl_load(const char *const *names, char *error, size_t error_len) {
 
 int sfcurl_is_loaded(void) { return atomic_load_explicit(&loaded, memory_order_acquire); }
 
-const char *sfcurl_loaded_name(void) { return sfcurl_is_loaded() ? loaded_name : NULL; }
-
 const char *sfcurl_version(void) { return sfcurl_is_loaded() ? fn.version() : NULL; }
 
-unsigned int sfcurl_version_num(void) { return sfcurl_is_loaded() ? loaded_version_num : 0; }
 
 // MARK: - Typed wrappers
 
@@ -222,14 +211,9 @@ CURLcode sfcurl_setopt_data_callback(CURL *handle, CURLoption option, sfcurl_dat
     return fn.easy_setopt(handle, option, callback);
 }
 
-CURLcode sfcurl_restrict_protocols(CURL *handle, int *used_string_option) {
+CURLcode sfcurl_restrict_protocols(CURL *handle) {
     IF_LOADED(CURLE_FAILED_INIT);
-    CURLcode code = fn.easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (code == CURLE_OK) {
-        if (used_string_option) *used_string_option = 1;
-        return CURLE_OK;
-    }
-    if (used_string_option) *used_string_option = 0;
+    if (fn.easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK) return CURLE_OK;
     return fn.easy_setopt(handle, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 }
 

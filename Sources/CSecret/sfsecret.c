@@ -125,7 +125,6 @@ static void set_result(sfsecret_result *result, int status, const char *format, 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int loaded = 0;
 
-int sfsecret_is_loaded(void) { return atomic_load(&loaded); }
 
 static int resolve_all(void *handle, const char **missing) {
 #define RESOLVE(field, symbol)                                 \
@@ -696,7 +695,7 @@ int sfsecret_lookup(const sfsecret_options *options, const char *account, const 
 int sfsecret_store(const sfsecret_options *options, const char *account, const char *kind,
                    const char *label, const char *secret, int timeout_ms, sfsecret_result *result) {
     if (!valid_text(account) || !valid_text(kind) || secret == NULL) {
-        set_result(result, SFSECRET_INVALID, "account and kind must not be empty");
+        set_result(result, SFSECRET_INVALID, secret == NULL ? "the secret is missing" : "account and kind must not be empty");
         return SFSECRET_INVALID;
     }
     if (prepare(options, result) != 0) return result ? result->status : SFSECRET_INVALID;

@@ -16,8 +16,6 @@ public enum AuthType: String, Sendable, Equatable, Codable {
     case browser
     /// A refresh token grant (RFC 6749 §6).
     case refresh
-    /// Stored credentials reused as they are (no request made).
-    case stored
     /// The device authorization grant (RFC 8628): the user approves a code on another device.
     case deviceCode = "device_code"
     /// The client credentials grant (RFC 6749 §4.4), for service accounts.

@@ -37,7 +37,7 @@ public struct AuthorizationRequest: Sendable, Equatable {
     /// The query parameters, in the order they are sent.
     public var parameters: [(String, String)] {
         var parameters = [("response_type", "code"), ("client_id", client.clientId), ("redirect_uri", redirectURI)]
-        if !client.scopes.isEmpty { parameters.append(("scope", client.scopes.joined(separator: " "))) }
+        parameters += client.scopeParameter
         parameters += [("state", state), ("code_challenge", pkce.challenge), ("code_challenge_method", pkce.method)]
         if let nonce { parameters.append(("nonce", nonce)) }
         parameters += client.additionalAuthorizationParameters.map { ($0.name, $0.value) }

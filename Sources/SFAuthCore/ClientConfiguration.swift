@@ -23,6 +23,12 @@ public struct ClientConfiguration: Sendable, Equatable {
         self.additionalAuthorizationParameters = additionalAuthorizationParameters
     }
 
+    /// The `scope` parameter (RFC 6749 §3.3) for requests that carry one: empty when no scopes are
+    /// configured, so the server applies its default.
+    var scopeParameter: [(String, String)] {
+        scopes.isEmpty ? [] : [("scope", scopes.joined(separator: " "))]
+    }
+
     /// Whether OpenID Connect is requested (the `openid` scope), which adds a `nonce`.
     public var requestsOpenID: Bool { scopes.contains("openid") }
 

@@ -93,11 +93,8 @@ public enum RevocationOutcome: Equatable, Sendable {
     static func revocationError(in response: HTTPResponse) -> OAuthServerError? {
         if let error = TokenResponse.serverError(in: response, json: JSONValue.parse(response.body)) { return error }
         let text = response.bodyText
-        guard response.mediaType != "text/html", text.hasPrefix("error="), !text.contains("<"),
-              let pairs = FormURLEncoding.parse(Substring(text.trimmingTrailingNewlines())),
-              let code = pairs.first(where: { $0.name == "error" })?.value, !code.isEmpty else { return nil }
-        return OAuthServerError(code: code, description: pairs.first(where: { $0.name == "error_description" })?.value,
-                                uri: pairs.first(where: { $0.name == "error_uri" })?.value, httpStatus: response.status)
+        guard response.mediaType != "text/html", text.hasPrefix("error="), !text.contains("<") else { return nil }
+        return TokenResponse.formServerError(Substring(text.trimmingTrailingNewlines()), status: response.status)
     }
 }
 

@@ -93,13 +93,18 @@ public struct TokenResponse: Sendable, Equatable {
             return OAuthServerError(code: code, description: json["error_description"]?.stringValue,
                                     uri: json["error_uri"]?.stringValue, httpStatus: response.status)
         }
-        if response.mediaType == "application/x-www-form-urlencoded",
-           let pairs = FormURLEncoding.parse(Substring(response.bodyText)),
-           let code = pairs.first(where: { $0.name == "error" })?.value, !code.isEmpty {
-            return OAuthServerError(code: code, description: pairs.first(where: { $0.name == "error_description" })?.value,
-                                    uri: pairs.first(where: { $0.name == "error_uri" })?.value, httpStatus: response.status)
+        if response.mediaType == "application/x-www-form-urlencoded" {
+            return formServerError(Substring(response.bodyText), status: response.status)
         }
         return nil
+    }
+
+    /// The error of a form-encoded body (`error=…&error_description=…`), if it names one.
+    static func formServerError(_ text: Substring, status: Int) -> OAuthServerError? {
+        guard let pairs = FormURLEncoding.parse(text), let code = pairs.first(where: { $0.name == "error" })?.value,
+              !code.isEmpty else { return nil }
+        return OAuthServerError(code: code, description: pairs.first(where: { $0.name == "error_description" })?.value,
+                                uri: pairs.first(where: { $0.name == "error_uri" })?.value, httpStatus: status)
     }
 
     /// A short description of a body for error messages, never its full content (it might hold secrets):

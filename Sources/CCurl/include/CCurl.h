@@ -25,14 +25,8 @@ int sfcurl_load(const char *const *names, char *error, size_t error_len);
 /// 1 once libcurl has been loaded in this process, else 0. Never loads anything.
 int sfcurl_is_loaded(void);
 
-/// The file name that was loaded (e.g. "libcurl.so.4"), or NULL before a successful load.
-const char *sfcurl_loaded_name(void);
-
 /// libcurl's version string, e.g. "libcurl/7.88.1 OpenSSL/3.0.x …", or NULL before a load.
 const char *sfcurl_version(void);
-
-/// libcurl's version number (0x075801 for 7.88.1), or 0 before a load.
-unsigned int sfcurl_version_num(void);
 
 CURL *sfcurl_easy_init(void);
 void sfcurl_easy_cleanup(CURL *handle);
@@ -48,8 +42,7 @@ CURLcode sfcurl_setopt_data_callback(CURL *handle, CURLoption option, sfcurl_dat
 
 /// Restricts the handle to http and https: CURLOPT_PROTOCOLS_STR "http,https", or the
 /// CURLOPT_PROTOCOLS bit mask when the runtime libcurl is older than 7.85.
-/// Sets `*used_string_option` to 1 when CURLOPT_PROTOCOLS_STR was accepted, 0 otherwise.
-CURLcode sfcurl_restrict_protocols(CURL *handle, int *used_string_option);
+CURLcode sfcurl_restrict_protocols(CURL *handle);
 
 CURLcode sfcurl_getinfo_long(CURL *handle, CURLINFO info, long *value);
 struct curl_slist *sfcurl_slist_append(struct curl_slist *list, const char *string);

@@ -88,9 +88,6 @@ int sfsecret_probe(const sfsecret_options *options, int timeout_ms, sfsecret_res
 /// Overwrites and frees a secret returned by `sfsecret_lookup`. NULL is fine.
 void sfsecret_free_secret(char *secret);
 
-/// 1 once libsecret has been loaded into this process, else 0. Never loads anything.
-int sfsecret_is_loaded(void);
-
 #ifdef __cplusplus
 }
 #endif

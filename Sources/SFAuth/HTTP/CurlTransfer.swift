@@ -113,8 +113,7 @@ enum CurlTransfer {
         try set(sfcurl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
         try set(sfcurl_setopt_string(handle, CURLOPT_URL, request.url), "CURLOPT_URL")
         try set(sfcurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
-        var usedProtocolsString: Int32 = 0
-        try set(sfcurl_restrict_protocols(handle, &usedProtocolsString), "CURLOPT_PROTOCOLS_STR")
+        try set(sfcurl_restrict_protocols(handle), "CURLOPT_PROTOCOLS_STR")
         try set(sfcurl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1), "CURLOPT_SSL_VERIFYPEER")
         try set(sfcurl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2), "CURLOPT_SSL_VERIFYHOST")
         try set(sfcurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0), "CURLOPT_FOLLOWLOCATION")

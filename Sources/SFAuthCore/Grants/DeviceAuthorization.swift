@@ -26,9 +26,7 @@ public struct DeviceAuthorization: Sendable, Equatable {
 
     /// The device authorization request (RFC 8628 §3.1): the client id and the scopes, as a form POST.
     public static func request(endpoint: String, client: ClientConfiguration) -> HTTPRequest {
-        var parameters = [(String, String)]()
-        if !client.scopes.isEmpty { parameters.append(("scope", client.scopes.joined(separator: " "))) }
-        return TokenRequest.post(to: endpoint, client: client, parameters: parameters)
+        TokenRequest.post(to: endpoint, client: client, parameters: client.scopeParameter)
     }
 
     /// Reads the device authorization endpoint's answer: the codes, an RFC 6749 §5.2 error

@@ -4,7 +4,8 @@
 /// ```swift
 /// var polling = DevicePolling(authorization)
 /// while true {
-///     switch try polling.next(after: await send(polling.tokenRequest(...))) {
+///     let response = try await send(polling.tokenRequest(tokenEndpoint: endpoint, client: client))
+///     switch try polling.next(after: response, endpoint: endpoint) {
 ///     case .granted(let tokens): return tokens
 ///     case .wait(let seconds): try await sleep(seconds)
 ///     }

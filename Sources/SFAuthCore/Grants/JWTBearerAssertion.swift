@@ -46,7 +46,7 @@ public struct JWTBearerAssertion: Sendable, Equatable {
         if server.flavor == .salesforce {
             let host = EndpointURL.parts(of: server.tokenEndpoint)?.host ?? ""
             let sandbox = host == Salesforce.sandboxLoginHost || host.hasSuffix(".sandbox.my.salesforce.com")
-            return sandbox ? "https://test.salesforce.com" : "https://login.salesforce.com"
+            return "https://" + (sandbox ? Salesforce.sandboxLoginHost : Salesforce.productionLoginHost)
         }
         return server.issuer ?? server.tokenEndpoint
     }
