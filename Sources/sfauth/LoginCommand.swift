@@ -27,11 +27,14 @@ struct LoginCommand: AsyncParsableCommand {
               sfauth login
               sfauth login --profile work
               sfauth login --sandbox
-              sfauth login --instance-url https://acme.my.salesforce.com --client-id 3MVG9...
-              sfauth login --issuer https://idp.example --client-id my-cli --scope "openid offline_access"
-              sfauth login --authorize-url https://idp.example/authorize --token-url https://idp.example/token \\
+              sfauth login --instance-url https://acme.my.salesforce.com \\
+                           --client-id 3MVG9...
+              sfauth login --issuer https://idp.example --client-id my-cli \\
+                           --scope "openid offline_access"
+              sfauth login --authorize-url https://idp.example/authorize \\
+                           --token-url https://idp.example/token \\
                            --client-id my-cli --scope "openid offline_access"
-              sfauth login --no-browser          # print the URL instead of opening a browser
+              sfauth login --no-browser     # print the URL instead of opening a browser
 
             Without a browser here:
               sfauth login --issuer https://idp.example --client-id my-cli --device

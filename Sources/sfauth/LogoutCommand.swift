@@ -46,6 +46,7 @@ struct LogoutCommand: AsyncParsableCommand {
                 StandardError.line("Not signed in; nothing to log out of.")
                 return
             }
+            let defaultBefore = try store.defaultIdentifier()
             // Short timeouts: logging out must not hang on an unreachable server.
             let revoker = TokenRevoker(httpClient: CurlHTTPClient(options: .init(connectTimeout: .seconds(5), totalTimeout: .seconds(15))))
             for identifier in identifiers {
@@ -64,7 +65,7 @@ struct LogoutCommand: AsyncParsableCommand {
                 try store.delete(identifier: identifier)
                 StandardError.line("Logged out of \(credentials.displayLabel): \(outcome).")
             }
-            if let next = try store.defaultIdentifier(), let credentials = try store.load(identifier: next) {
+            if let next = try store.defaultIdentifier(), next != defaultBefore, let credentials = try store.load(identifier: next) {
                 StandardError.line("The default account is now \(credentials.displayLabel).")
             }
         } catch {

@@ -11,7 +11,8 @@ struct SFAuthCommand: AsyncParsableCommand {
         abstract: "Browser login for command-line programs: sign in once, then get tokens in scripts.",
         discussion: """
             Salesforce is the default provider; any OAuth 2.0 / OpenID Connect server works with \
-            --authorize-url and --token-url.
+            --issuer (or --authorize-url and --token-url), or from a profile of the configuration file \
+            (see sfauth config).
 
             Examples:
               sfauth login                      # sign in to Salesforce in your browser

@@ -22,13 +22,14 @@ struct TokenCommand: AsyncParsableCommand {
             SFAUTH_ACCESS_TOKEN (and SFAUTH_INSTANCE_URL), when set, are printed instead of anything stored.
 
             Examples:
-              curl -H "Authorization: Bearer $(sfauth token)" https://acme.my.salesforce.com/services/data/
-              eval "$(sfauth token --env)"; curl -H "Authorization: Bearer $SF_ACCESS_TOKEN" "$SF_INSTANCE_URL/services/data/"
+              curl -H "Authorization: Bearer $(sfauth token)" "$URL"
+              eval "$(sfauth token --env)"
+              curl -H "Authorization: Bearer $SF_ACCESS_TOKEN" "$SF_INSTANCE_URL/services/"
               sfauth token --account work --json
             """
     )
 
-    @Option(help: ArgumentHelp("The account: an alias, username or identifier. Default: the default account.", valueName: "account"))
+    @Option(help: ArgumentHelp("The account: an alias, username, email or identifier. Default: the default account.", valueName: "account"))
     var account: String?
 
     @Flag(help: "Refresh the token even if it looks valid (e.g. after the API rejected it).")

@@ -64,6 +64,11 @@ def test_logout_of_default_selects_first_remaining_and_all_removes_everything(sf
     assert "The default account is now a" in logout.stderr
     assert [a["alias"] for a in accounts(sfauth) if a["default"]] == ["a"]
     login(sfauth, "--alias", "b", **BOB)
+    other = sfauth.run("logout", "a")                # not the default: the default stays, and says nothing
+    assert other.returncode == OK and "The default account is now" not in other.stderr
+    assert [a["alias"] for a in accounts(sfauth) if a["default"]] == ["b"]
+    login(sfauth, "--alias", "a")
+    sfauth.run("use", "b")
     everything = sfauth.run("logout", "--all")
     assert everything.returncode == OK and everything.stderr.count("Logged out of") == 2
     assert accounts(sfauth) == []

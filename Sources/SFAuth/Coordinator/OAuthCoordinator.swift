@@ -253,6 +253,8 @@ public final class OAuthCoordinator: Sendable {
         // For revoking the replaced refresh token later; if the keyring cannot say, it is not revoked.
         if let stored = previous { previous?.refreshToken = try? store.refreshToken(of: stored) }
         credentials.alias = configuration.alias ?? previous?.alias
+        credentials = try store.save(credentials)
+        // Only once the account is stored: a failed save must leave the other accounts as they were.
         if let alias = configuration.alias {
             for identifier in try store.identifiers() where identifier != credentials.identifier {
                 if var other = try store.load(identifier: identifier), other.alias == alias {
@@ -261,7 +263,6 @@ public final class OAuthCoordinator: Sendable {
                 }
             }
         }
-        credentials = try store.save(credentials)
         if configuration.makeDefault { try store.setDefault(credentials.identifier) }
         return previous
     }

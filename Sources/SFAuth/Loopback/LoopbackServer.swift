@@ -35,7 +35,6 @@ final class LoopbackServer {
         }
 
         let fd: Int32
-        let serial: Int
         var phase = Phase.reading
         var input: [UInt8] = []
         var output: [UInt8] = []
@@ -49,9 +48,8 @@ final class LoopbackServer {
         /// The held connection's peer has shut its side (it may still read our answer).
         var peerFinished = false
 
-        init(fd: Int32, serial: Int, now: Int64) {
+        init(fd: Int32, now: Int64) {
             self.fd = fd
-            self.serial = serial
             self.deadline = now + LoopbackServer.idleTimeout
         }
     }
@@ -72,7 +70,6 @@ final class LoopbackServer {
     private var connections: [Connection] = []
     private var held: Connection?
     private var stage: Stage
-    private var nextSerial = 0
     private var acceptPausedUntil: Int64 = 0
     private var scratch = [UInt8](repeating: 0, count: 4096)
 
@@ -235,8 +232,7 @@ final class LoopbackServer {
                     continue
                 }
             }
-            nextSerial += 1
-            connections.append(Connection(fd: fd, serial: nextSerial, now: now))
+            connections.append(Connection(fd: fd, now: now))
         }
     }
 

@@ -1,8 +1,8 @@
 import SFAuthCore
 
 /// An access token supplied through the environment, for CI and tests (like NationBuilder's test
-/// token): when `SFAUTH_ACCESS_TOKEN` is set, `sfauth token` and `OAuthCoordinator.accessToken()`
-/// return it without reading the store. `SFAUTH_INSTANCE_URL` may accompany it.
+/// token): when `SFAUTH_ACCESS_TOKEN` is set, `sfauth token` prints it without reading the store.
+/// `SFAUTH_INSTANCE_URL` may accompany it.
 public enum EnvironmentToken {
     /// The variable holding the token: `SFAUTH_ACCESS_TOKEN`.
     public static let tokenVariable = "SFAUTH_ACCESS_TOKEN"

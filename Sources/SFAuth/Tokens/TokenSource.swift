@@ -94,7 +94,9 @@ public struct TokenSource: Sendable {
     ///   rejected it).
     /// - Throws: `OAuthError.loginRequired` when nothing is stored, the account needs a new login,
     ///   or there is no refresh token; `.network`/`.invalidServerResponse` when a refresh could not
-    ///   be completed (nothing stored changes); `.tokenRequestRejected` for other refusals.
+    ///   be completed (nothing stored changes); `.tokenRequestRejected` for other refusals;
+    ///   `.idTokenRejected` when the refreshed ID token fails OIDC Core §12.2 (only the rotated
+    ///   refresh token is stored then).
     public func credentials(account: String? = nil, forceRefresh: Bool = false) async throws(OAuthError) -> OAuthCredentials {
         let stored = try load(account)
         if !forceRefresh && isUsable(stored) { return stored }
