@@ -378,24 +378,37 @@ static SecretService *connect_service(job *j) {
     return service;
 }
 
-// The default collection's lock state: 1 locked, 0 unlocked, -1 no default collection, -2 error
-// (result set). Optionally hands out the collection (a new reference) when it exists.
-static int default_collection_state(job *j, SecretService *service, SecretCollection **out) {
+static void locked_result(job *j, const char *what) {
+    set_result(&j->result, SFSECRET_LOCKED, "%s", what);
+}
+
+// Whether the default collection can be used: 1 when it is unlocked (or, with `missing_ok`, when
+// there is none), else 0 with the result set (locked, no default collection, or the error).
+// With `out`, hands out the usable collection (a new reference; NULL when missing).
+static int require_default_collection(job *j, SecretService *service, SecretCollection **out, int missing_ok) {
+    if (out != NULL) *out = NULL;
     GError *error = NULL;
     SecretCollection *collection =
         fn.collection_for_alias_sync(service, "default", SECRET_COLLECTION_NONE, j->cancellable, &error);
     if (error != NULL) {
         if (collection != NULL) fn.object_unref(collection);
         fail_with_error(j, error, SFSECRET_FAILED, "reading the default collection failed");
-        return -2;
+        return 0;
     }
-    if (collection == NULL) return -1;
-    int locked = fn.collection_get_locked(collection) ? 1 : 0;
+    if (collection == NULL) {
+        if (!missing_ok) set_result(&j->result, SFSECRET_NO_COLLECTION, "the Secret Service has no default collection");
+        return missing_ok;
+    }
+    if (fn.collection_get_locked(collection)) {
+        fn.object_unref(collection);
+        locked_result(j, "the default collection is locked");
+        return 0;
+    }
     if (out != NULL)
         *out = collection;
     else
         fn.object_unref(collection);
-    return locked;
+    return 1;
 }
 
 static GHashTable *new_attributes(job *j) {
@@ -419,10 +432,6 @@ static void init_schema(SecretSchema *schema, const char *name) {
 static void free_items(GList *items) {
     for (GList *l = items; l != NULL; l = l->next) fn.object_unref(l->data);
     fn.list_free(items);
-}
-
-static void locked_result(job *j, const char *what) {
-    set_result(&j->result, SFSECRET_LOCKED, "%s", what);
 }
 
 static void run_lookup(job *j, SecretService *service) {
@@ -485,28 +494,12 @@ static void run_lookup(job *j, SecretService *service) {
     }
     // Nothing found. Some services hide the items of a locked collection from searches, so a
     // locked default collection means "could not look", not "none".
-    int state = default_collection_state(j, service, NULL);
-    if (state == -2) return;
-    if (state == 1) {
-        locked_result(j, "the default collection is locked");
-        return;
-    }
-    set_result(&j->result, SFSECRET_OK, "%s", "");
+    if (require_default_collection(j, service, NULL, 1)) set_result(&j->result, SFSECRET_OK, "%s", "");
 }
 
 static void run_store(job *j, SecretService *service) {
     SecretCollection *collection = NULL;
-    int state = default_collection_state(j, service, &collection);
-    if (state == -2) return;
-    if (state == -1) {
-        set_result(&j->result, SFSECRET_NO_COLLECTION, "the Secret Service has no default collection");
-        return;
-    }
-    if (state == 1) {
-        fn.object_unref(collection);
-        locked_result(j, "the default collection is locked");
-        return;
-    }
+    if (!require_default_collection(j, service, &collection, 0)) return;
     GHashTable *attributes = new_attributes(j);
     SecretValue *value = fn.value_new(j->secret, -1, "text/plain");
     GError *error = NULL;
@@ -551,27 +544,12 @@ static void run_delete(job *j, SecretService *service) {
         }
     }
     free_items(items);
-    if (!found) {
-        int state = default_collection_state(j, service, NULL);
-        if (state == -2) return;
-        if (state == 1) {
-            locked_result(j, "the default collection is locked");
-            return;
-        }
-    }
-    set_result(&j->result, SFSECRET_OK, "%s", "");
+    // Nothing to delete may mean a locked collection hid it (see run_lookup).
+    if (found || require_default_collection(j, service, NULL, 1)) set_result(&j->result, SFSECRET_OK, "%s", "");
 }
 
 static void run_probe(job *j, SecretService *service) {
-    int state = default_collection_state(j, service, NULL);
-    if (state == -2) return;
-    if (state == -1) {
-        set_result(&j->result, SFSECRET_NO_COLLECTION, "the Secret Service has no default collection");
-    } else if (state == 1) {
-        locked_result(j, "the default collection is locked");
-    } else {
-        set_result(&j->result, SFSECRET_OK, "%s", "");
-    }
+    if (require_default_collection(j, service, NULL, 0)) set_result(&j->result, SFSECRET_OK, "%s", "");
 }
 
 static void *worker(void *context) {
