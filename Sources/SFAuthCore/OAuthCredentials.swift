@@ -77,10 +77,8 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     ///   - now: the time the response arrived; expiry is counted from it.
     public init(response: TokenResponse, server: AuthorizationServer, client: ClientConfiguration, redirectURI: String = "",
                 obtainedBy: AuthType, username: String? = nil, now: Date) {
-        let claims = response.idToken.flatMap(IDTokenClaims.init(unverifiedToken:))
         let salesforce = response.identityURL.flatMap(Salesforce.identity(fromIdentityURL:))
-        let userId = salesforce?.userId ?? claims?.subject
-        self.identifier = AccountIdentifier.make(server: server, userId: userId, username: username, clientId: client.clientId)
+        self.identifier = ""
         self.server = server
         self.clientId = client.clientId
         self.redirectURI = redirectURI
@@ -94,10 +92,20 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
         self.idToken = response.idToken
         self.instanceURL = response.instanceURL
         self.identityURL = response.identityURL
-        self.userId = userId
         self.organizationId = salesforce?.organizationId
-        self.username = claims?.preferredUsername ?? claims?.email ?? username ?? userId
         self.obtainedBy = obtainedBy
+        // Until the ID token is validated (the coordinator does), its claims only name the account.
+        name(after: response.idToken.flatMap(IDTokenClaims.init(unverifiedToken:)), grantUsername: username)
+    }
+
+    /// Names the account after who signed in: the user id from Salesforce's identity URL when there
+    /// is one, else the ID token's `sub`; the username from `preferred_username`, the email, the
+    /// username a grant named, or the user id; the identifier from those (see `AccountIdentifier`).
+    public mutating func name(after claims: IDTokenClaims?, grantUsername: String?) {
+        let userId = identityURL.flatMap(Salesforce.identity(fromIdentityURL:))?.userId ?? claims?.subject
+        self.userId = userId
+        identifier = AccountIdentifier.make(server: server, userId: userId, username: grantUsername, clientId: clientId)
+        username = claims?.preferredUsername ?? claims?.email ?? grantUsername ?? userId
     }
 
     /// When the access token should be treated as expired: `expiresAt` when the server said

@@ -31,11 +31,8 @@ extension IDTokenValidator {
             return
         }
         let claims = try await validate(idToken, server: credentials.server, clientId: credentials.clientId, nonce: nonce, now: now)
-        // Salesforce names the user in its identity URL (`id`), which stays the account's user id.
-        let userId = credentials.identityURL.flatMap(Salesforce.identity(fromIdentityURL:))?.userId ?? claims.subject
-        credentials.userId = userId
-        credentials.identifier = AccountIdentifier.make(server: credentials.server, userId: userId, clientId: credentials.clientId)
-        credentials.username = claims.preferredUsername ?? claims.email ?? credentials.username ?? userId
+        // The validated claims name the account now (Salesforce's identity URL still gives its user id).
+        credentials.name(after: claims, grantUsername: credentials.username)
         credentials.email = credentials.email ?? claims.email
         credentials.displayName = credentials.displayName ?? claims.name
     }
