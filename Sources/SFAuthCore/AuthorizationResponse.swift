@@ -79,13 +79,19 @@ func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
 }
 
 extension AuthorizationResponse {
-    /// The RFC 9207 check (§2.4): when the server advertises the `iss` parameter it must be present,
-    /// and whenever it is present it must equal the issuer the request was sent to — otherwise the
-    /// response may come from another server (a mix-up attack) and is refused.
+    /// The RFC 9207 check (§2.4), by what is known about the issuer:
+    /// - the expected issuer is known (discovery, `--issuer`, a profile's `issuer`, or an issuer
+    ///   given with explicit endpoints): an `iss` that is present must equal it, and when the server
+    ///   advertises the parameter it must be present — otherwise the response may come from another
+    ///   server (a mix-up attack) and is refused;
+    /// - it is not known (a server given only by its endpoints): any `iss` is accepted here, and
+    ///   the caller records it with the account (`OAuthCredentials.authorizationResponseIssuer`);
+    ///   `OAuthCredentials.checkIssuer(matches:)` then holds later sign-ins to that account to the same one.
     public func checkIssuer(of server: AuthorizationServer) throws(OAuthError) {
         if let issuer {
-            guard let expected = server.issuer, issuer == expected else {
-                throw .invalidServerResponse("the authorization response names the issuer '\(issuer)', not '\(server.issuer ?? "unknown")' (RFC 9207): it may come from another server, so it was refused; sign in again")
+            guard let expected = server.issuer else { return }
+            guard issuer == expected else {
+                throw .invalidServerResponse("the authorization response names the issuer '\(TerminalText.escaped(issuer))', not '\(expected)' (RFC 9207): it may come from another server, so it was refused; sign in again")
             }
         } else if server.issuerInAuthorizationResponse == true {
             throw .invalidServerResponse("the authorization response lacks the 'iss' parameter that \(server.issuer ?? "the server") promises (RFC 9207), so it was refused; sign in again")

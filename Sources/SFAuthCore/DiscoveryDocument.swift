@@ -36,11 +36,18 @@ public struct DiscoveryDocument: Sendable, Equatable {
 
     /// Reads a metadata response fetched for `issuer`.
     ///
-    /// - Throws: `OAuthError.configuration` when it is not metadata, the `issuer` differs from the
-    ///   one asked for (OIDC Discovery §4.3, RFC 8414 §3.3 — a server must not speak for another), an
-    ///   endpoint is missing or insecure, or PKCE S256 is not among the advertised methods.
+    /// - Throws: `OAuthError.invalidServerResponse` when the server failed (5xx) or answered with
+    ///   something that is not JSON (an HTML error page, a truncated body): retry later.
+    ///   `OAuthError.configuration` when it answered with JSON that is not metadata, or another
+    ///   4xx, the `issuer` differs from the one asked for (OIDC Discovery §4.3, RFC 8414 §3.3 — a
+    ///   server must not speak for another), an endpoint is missing or insecure, or PKCE S256 is not
+    ///   among the advertised methods: the configuration must change.
     public static func decode(_ response: HTTPResponse, issuer: String, location: String) throws(OAuthError) -> DiscoveryDocument {
-        guard response.status == 200, let json = JSONValue.parse(response.body), case .object = json else {
+        let parsed = JSONValue.parse(response.body)
+        if response.status >= 500 || (response.status == 200 && parsed == nil) {
+            throw .invalidServerResponse("\(location) answered HTTP \(response.status) with \(TokenResponse.describe(response)) instead of server metadata; try again later")
+        }
+        guard response.status == 200, let json = parsed, case .object = json else {
             throw .configuration("\(location) did not answer with server metadata (HTTP \(response.status)); check the issuer URL")
         }
         guard let advertised = json["issuer"]?.stringValue else {

@@ -56,12 +56,17 @@ public enum JSONValue: Sendable, Equatable, Codable {
         }
     }
 
-    /// A number, or a string holding a number (`"3600"`, `"3600.0"`).
+    /// A finite number, or a string holding one (`"3600"`, `"3600.0"`). `nil` for anything else,
+    /// including `"nan"`, `"inf"` and numbers too large for a `Double` (`"1e400"`): numbers from a
+    /// server are data, and no caller has a use for one that is not finite.
     public var numberValue: Double? {
+        let number: Double?
         switch self {
-        case .number(let value): return value
-        case .string(let value): return Double(Substring(value).trimmingWhitespace())
-        default: return nil
+        case .number(let value): number = value
+        case .string(let value): number = Double(Substring(value).trimmingWhitespace())
+        default: number = nil
         }
+        guard let number, number.isFinite else { return nil }
+        return number
     }
 }

@@ -58,6 +58,10 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     /// The grant that signed this account in (`nil` in records written before sfauth recorded it:
     /// a browser sign-in).
     public var obtainedBy: AuthType?
+    /// The issuer the server named in its authorization response (RFC 9207 `iss`) when sfauth was
+    /// not told which issuer to expect (a server given by its endpoints). Recorded at the first
+    /// sign-in; every later sign-in to this account must name the same one.
+    public var authorizationResponseIssuer: String?
 
     /// Builds credentials from a token response to a browser sign-in.
     ///
@@ -87,7 +91,7 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
         self.refreshToken = response.refreshToken
         // Whole seconds (expiry rounded down): they survive the store's JSON round trip exactly.
         self.expiresAt = response.expiresIn.map { wholeSeconds(now.addingTimeInterval($0)) }
-        self.issuedAt = wholeSeconds(response.issuedAt ?? now)
+        self.issuedAt = Self.issuedAt(of: response, now: now)
         self.scopes = response.scopes ?? client.scopes
         self.idToken = response.idToken
         self.instanceURL = response.instanceURL
@@ -104,8 +108,25 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     public mutating func name(after claims: IDTokenClaims?, grantUsername: String?) {
         let userId = identityURL.flatMap(Salesforce.identity(fromIdentityURL:))?.userId ?? claims?.subject
         self.userId = userId
-        identifier = AccountIdentifier.make(server: server, userId: userId, username: grantUsername, clientId: clientId)
+        identifier = AccountIdentifier.make(server: server, userId: userId, username: grantUsername, clientId: clientId,
+                                            obtainedBy: obtainedBy)
         username = claims?.preferredUsername ?? claims?.email ?? grantUsername ?? userId
+    }
+
+    /// Whether the server said who signed in (a user id, a username the grant named, or — for the
+    /// client credentials grant — the client itself). Credentials that are not identified are never
+    /// taken for an account already stored: each such sign-in is an account of its own.
+    public var isIdentified: Bool { !AccountIdentifier.isUnidentified(identifier) }
+
+    /// The second half of the RFC 9207 rule for servers given by their endpoints (see
+    /// `AuthorizationResponse.checkIssuer(of:)`): once an account's sign-in named an issuer, every
+    /// later sign-in to it must name the same one — present, and equal.
+    ///
+    /// - Parameter previous: the stored credentials these replace.
+    public func checkIssuer(matches previous: OAuthCredentials) throws(OAuthError) {
+        guard let recorded = previous.authorizationResponseIssuer, authorizationResponseIssuer != recorded else { return }
+        let named = authorizationResponseIssuer.map { "names the issuer '\(TerminalText.escaped($0))'" } ?? "names no issuer"
+        throw .invalidServerResponse("the authorization response \(named), but this account's earlier sign-ins named '\(TerminalText.escaped(recorded))' (RFC 9207): it may come from another server, so it was refused; if the server really changed, give its issuer with --issuer")
     }
 
     /// When the access token should be treated as expired: `expiresAt` when the server said
@@ -117,8 +138,22 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     }
 
     /// Whether the access token expires within `leeway` seconds of `now` (see `expiry(assumedLifetime:)`).
+    ///
+    /// The leeway never exceeds half the token's own lifetime: a token that lives 5 s (or 60 s)
+    /// with the default 60 s leeway would otherwise count as expired the moment it arrives, and
+    /// every use would refresh it — retiring the token the last caller was just handed.
     public func isExpired(at now: Date, leeway: TimeInterval = 60, assumedLifetime: TimeInterval = .infinity) -> Bool {
-        expiry(assumedLifetime: assumedLifetime).timeIntervalSince(now) <= leeway
+        let expiry = expiry(assumedLifetime: assumedLifetime)
+        let lifetime = expiry.timeIntervalSince(issuedAt)
+        let fairLeeway = lifetime > 0 ? min(leeway, lifetime / 2) : leeway
+        return expiry.timeIntervalSince(now) <= fairLeeway
+    }
+
+    /// The time the tokens were issued: the server's `issued_at` when it is within a day of `now`
+    /// (a server's clock may be off by minutes, not by days), else `now`; whole seconds.
+    private static func issuedAt(of response: TokenResponse, now: Date) -> Date {
+        guard let stated = response.issuedAt, abs(stated.timeIntervalSince(now)) <= 86_400 else { return wholeSeconds(now) }
+        return wholeSeconds(stated)
     }
 
     /// Whether there is a refresh token, in this record or in the secret store (without asking it).
@@ -143,7 +178,7 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
         updated.tokenType = response.tokenType
         updated.refreshToken = response.refreshToken ?? refreshToken
         updated.expiresAt = response.expiresIn.map { wholeSeconds(now.addingTimeInterval($0)) }
-        updated.issuedAt = wholeSeconds(response.issuedAt ?? now)
+        updated.issuedAt = Self.issuedAt(of: response, now: now)
         updated.scopes = response.scopes ?? scopes
         updated.idToken = response.idToken ?? idToken
         updated.instanceURL = response.instanceURL ?? instanceURL
@@ -162,17 +197,43 @@ private func wholeSeconds(_ date: Date) -> Date {
     Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
 }
 
-/// How accounts are keyed: by who they are, so the same account never appears twice.
+/// How accounts are keyed: by who they are, so the same account never appears twice — and two
+/// people are never taken for one.
 public enum AccountIdentifier {
+    /// What the user part of an identifier begins with when the server did not say who signed in.
+    static let unidentifiedMarker = "unidentified"
+
     /// `<host[:port]>/<user id>`; when the server did not say who signed in, `<host[:port]>/user:<username>`
-    /// for a grant that named the user, else `<host[:port]>/client:<client id>` (a service account).
-    public static func make(server: AuthorizationServer, userId: String?, username: String? = nil, clientId: String) -> String {
-        let endpoint = server.issuer ?? server.tokenEndpoint
-        var host = "unknown-server"
-        if let parts = EndpointURL.parts(of: endpoint) {
-            let bracketed = parts.host.contains(":") ? "[\(parts.host)]" : parts.host
-            host = bracketed + (parts.port.map { ":\($0)" } ?? "")
-        }
-        return "\(host)/\(userId ?? username.map { "user:\($0)" } ?? "client:\(clientId)")"
+    /// for a grant that named the user, `<host[:port]>/client:<client id>` for the client credentials
+    /// grant (the client is the account), else `<host[:port]>/unidentified` — a placeholder that
+    /// `unidentified(server:number:)` turns into an account of its own when it is stored.
+    public static func make(server: AuthorizationServer, userId: String?, username: String? = nil, clientId: String,
+                            obtainedBy: AuthType? = nil) -> String {
+        if let userId { return "\(host(of: server))/\(userId)" }
+        if let username { return "\(host(of: server))/user:\(username)" }
+        if obtainedBy == .clientCredentials { return "\(host(of: server))/client:\(clientId)" }
+        return "\(host(of: server))/\(unidentifiedMarker)"
+    }
+
+    /// The identifier of the `number`th sign-in at `server` whose user is unknown:
+    /// `<host[:port]>/unidentified-<number>`.
+    public static func unidentified(server: AuthorizationServer, number: Int) -> String {
+        "\(host(of: server))/\(unidentifiedMarker)-\(number)"
+    }
+
+    /// Whether `identifier` names a sign-in whose user the server never named.
+    public static func isUnidentified(_ identifier: String) -> Bool {
+        guard let slash = identifier.lastIndex(of: "/") else { return false }
+        let user = identifier[identifier.index(after: slash)...]
+        guard user.hasPrefix(unidentifiedMarker) else { return false }
+        let rest = user.dropFirst(unidentifiedMarker.count)
+        return rest.isEmpty || (rest.first == "-" && rest.count > 1 && rest.dropFirst().allSatisfy { $0.isASCII && $0.isNumber })
+    }
+
+    /// `host[:port]` of the server's issuer, else of its token endpoint; IPv6 hosts in brackets.
+    private static func host(of server: AuthorizationServer) -> String {
+        guard let parts = EndpointURL.parts(of: server.issuer ?? server.tokenEndpoint) else { return "unknown-server" }
+        let bracketed = parts.host.contains(":") ? "[\(parts.host)]" : parts.host
+        return bracketed + (parts.port.map { ":\($0)" } ?? "")
     }
 }

@@ -17,10 +17,17 @@ public struct OAuthServerError: Sendable, Equatable, Codable {
         self.httpStatus = httpStatus
     }
 
-    /// `code: description` or just `code`.
+    /// `code: description` or just `code`, for people: safe for a terminal (control and bidi
+    /// characters escaped, see `TerminalText`) and at most a few hundred characters.
     public var summary: String {
-        if let description, !description.isEmpty { return "\(code): \(description)" }
+        let code = Self.displayable(self.code, limit: 100)
+        if let description, !description.isEmpty { return "\(code): \(Self.displayable(description, limit: 400))" }
         return code
+    }
+
+    private static func displayable(_ text: String, limit: Int) -> String {
+        let escaped = TerminalText.escaped(text)
+        return escaped.count > limit ? String(escaped.prefix(limit)) + "…" : escaped
     }
 }
 

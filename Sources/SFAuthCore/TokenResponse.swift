@@ -57,33 +57,76 @@ public struct TokenResponse: Sendable, Equatable {
         throw .invalidServerResponse("the token endpoint \(endpoint) answered HTTP \(response.status) with \(describe(response))")
     }
 
+    /// The longest lifetime an `expires_in` is believed: ten years. A larger value (`1e300`) is
+    /// clamped to it, so the expiry stays a date every later computation can handle.
+    public static let maximumLifetime: TimeInterval = 10 * 365 * 86_400
+
+    /// The latest `issued_at` accepted: the end of year 9999, in milliseconds. A value outside
+    /// `0...latestIssuedAt` is ignored (the time of the response is used instead).
+    static let latestIssuedAt: Double = 253_402_300_799_999
+
     /// Reads the fields, accepting numbers as strings and strings as numbers.
+    ///
+    /// Every number is range-checked here, where it enters: `expires_in` must be a finite number
+    /// of seconds ≥ 0 (larger than `maximumLifetime` is clamped); an `issued_at` that is not a
+    /// plausible time is ignored. Tokens must be made of the characters RFC 6749 allows
+    /// (Appendix A.12–A.17: printable ASCII), so printing one can never drive a terminal.
     public init(json: JSONValue) throws(OAuthError) {
         guard let accessToken = json["access_token"]?.stringValue, !accessToken.isEmpty else {
             throw .invalidServerResponse("the token response has no access_token")
         }
+        guard Self.isTokenText(accessToken) else {
+            throw .invalidServerResponse("the token response's access_token contains characters a token may not have (RFC 6749 Appendix A.12)")
+        }
         let tokenType = json["token_type"]?.stringValue ?? "Bearer"
         guard tokenType.lowercased() == "bearer" else {
-            throw .invalidServerResponse("the token type '\(tokenType)' is not supported; only Bearer tokens are")
+            throw .invalidServerResponse("the token type '\(TerminalText.escaped(String(tokenType.prefix(40))))' is not supported; only Bearer tokens are")
         }
         var expiresIn: Double?
         if let value = json["expires_in"], value != .null {
-            guard let seconds = value.numberValue, seconds.isFinite, seconds >= 0 else {
+            guard let seconds = value.numberValue, seconds >= 0 else {
                 throw .invalidServerResponse("the token response's expires_in is not a number of seconds")
             }
-            expiresIn = seconds
+            expiresIn = min(seconds, Self.maximumLifetime)
+        }
+        let refreshToken = Self.refreshToken(in: json)
+        if let refreshToken, !Self.isTokenText(refreshToken) {
+            throw .invalidServerResponse("the token response's refresh_token contains characters a token may not have (RFC 6749 Appendix A.17)")
+        }
+        let issuedAt = json["issued_at"]?.numberValue.flatMap { milliseconds in
+            (0...Self.latestIssuedAt).contains(milliseconds) ? Date(timeIntervalSince1970: milliseconds / 1000) : nil
         }
         self.init(
             accessToken: accessToken,
             tokenType: tokenType,
             expiresIn: expiresIn,
-            refreshToken: json["refresh_token"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 },
+            refreshToken: refreshToken,
             scopes: json["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) },
             idToken: json["id_token"]?.stringValue,
             instanceURL: json["instance_url"]?.stringValue,
             identityURL: json["id"]?.stringValue,
-            issuedAt: json["issued_at"]?.numberValue.map { Date(timeIntervalSince1970: $0 / 1000) },
+            issuedAt: issuedAt,
             signature: json["signature"]?.stringValue)
+    }
+
+    /// The non-empty `refresh_token` of a token response object.
+    static func refreshToken(in json: JSONValue) -> String? {
+        json["refresh_token"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The refresh token a successful (2xx) token response carries, read before anything else is
+    /// checked: a server that rotates refresh tokens has already retired the old one when it
+    /// answers, so the new one must be kept even when the rest of the answer is unusable.
+    public static func rotatedRefreshToken(in response: HTTPResponse) -> String? {
+        guard (200..<300).contains(response.status), let json = JSONValue.parse(response.body),
+              let token = refreshToken(in: json), isTokenText(token) else { return nil }
+        return token
+    }
+
+    /// Whether `text` is made of the characters RFC 6749 allows in tokens: printable ASCII
+    /// (`%x20-7E`; Appendix A.12 `access_token`, A.17 `refresh_token`).
+    static func isTokenText(_ text: String) -> Bool {
+        text.utf8.allSatisfy { (0x20...0x7E).contains($0) }
     }
 
     /// An RFC 6749 §5.2 error in a JSON body, or in a form-encoded one (some servers, and Salesforce's

@@ -198,6 +198,13 @@ import Testing
         #expect(resolved.client.scopes == ["openid", "offline_access"])
     }
 
+    @Test func issuerWithExplicitEndpointsIsTheExpectedIssuerWithoutDiscovery() throws {
+        let resolved = try resolve(flags: flags([.issuer: "https://idp.example", .authorizeURL: "https://idp.example/a",
+                                                 .tokenURL: "https://idp.example/t", .clientId: "c"]))
+        #expect(resolved.server == .known(AuthorizationServer(authorizationEndpoint: "https://idp.example/a",
+                                                               tokenEndpoint: "https://idp.example/t", issuer: "https://idp.example")))
+    }
+
     // MARK: - Errors name their sources
 
     @Test func twoServersInOneLayer() throws {
@@ -206,8 +213,8 @@ import Testing
             try resolve(flags: flags([.preset: "salesforce-sandbox", .instanceURL: "https://a.my.salesforce.com"]))
         }
         #expect(throws: OAuthError.configuration(
-            "issuer (flag --issuer) and authorize_url (flag --authorize-url) name two different servers; give only one of them")) {
-            try resolve(flags: flags([.issuer: "https://a.example", .authorizeURL: "https://b.example/a", .tokenURL: "https://b.example/t"]))
+            "instance_url (flag --instance-url) and issuer (flag --issuer) name two different servers; give only one of them")) {
+            try resolve(flags: flags([.issuer: "https://a.example", .instanceURL: "https://a.my.salesforce.com"]))
         }
         let file = try profile("preset = \"salesforce\"\nissuer = \"https://a.example\"")
         #expect(throws: OAuthError.configuration(

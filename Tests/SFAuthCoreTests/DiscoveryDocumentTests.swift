@@ -45,7 +45,7 @@ import Testing
         (#"{"issuer":"https://idp.example","token_endpoint":"https://a/t"}"#, "lacks an authorization_endpoint"),
         (#"{"issuer":"https://idp.example","authorization_endpoint":"http://a.example/a","token_endpoint":"https://a/t"}"#, "plain http"),
         (#"{"issuer":"https://idp.example","authorization_endpoint":"https://a/a","token_endpoint":"https://a/t","code_challenge_methods_supported":["plain"]}"#, "does not support PKCE with S256"),
-        ("<html>login</html>", "did not answer with server metadata"),
+        ("[1, 2]", "did not answer with server metadata"),
     ])
     func unusableMetadataIsAConfigurationError(body: String, expected: String) {
         let error = #expect(throws: OAuthError.self) {
@@ -53,6 +53,15 @@ import Testing
         }
         #expect(error?.recovery == .fixConfiguration)
         #expect(error?.description.contains(expected) == true, "\(String(describing: error))")
+    }
+
+    @Test(arguments: [(500, "<html><title>Oops</title></html>"), (503, ""), (200, "<html>login</html>"), (200, "{\"issuer\": \"https://idp")])
+    func serverFailuresAreRetriable(status: Int, body: String) {
+        let error = #expect(throws: OAuthError.self) {
+            try DiscoveryDocument.decode(HTTPResponse(status: status, body: Array(body.utf8)), issuer: "https://idp.example", location: "L")
+        }
+        #expect(error?.recovery == .retryLater, "\(String(describing: error))")
+        #expect(error?.description.contains("HTTP \(status)") == true)
     }
 
     @Test func rfc9207IssuerCheck() throws {
@@ -64,6 +73,10 @@ import Testing
         // No iss: accepted only when not advertised.
         try AuthorizationResponse(code: "c", state: "s").checkIssuer(of: server)
         #expect(throws: OAuthError.self) { try AuthorizationResponse(code: "c", state: "s").checkIssuer(of: advertised) }
+        // The expected issuer unknown (explicit endpoints): any iss is accepted here and recorded by the caller.
+        let unknown = AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t")
+        try AuthorizationResponse(code: "c", state: "s", issuer: "https://idp.example").checkIssuer(of: unknown)
+        try AuthorizationResponse(code: "c", state: "s").checkIssuer(of: unknown)
         // Another issuer: refused whether advertised or not (mix-up).
         #expect(throws: OAuthError.self) { try AuthorizationResponse(code: "c", state: "s", issuer: "https://evil.example").checkIssuer(of: server) }
         #expect(throws: OAuthError.self) { try AuthorizationResponse(code: "c", state: "s", issuer: "https://idp.example/").checkIssuer(of: advertised) }

@@ -54,7 +54,7 @@ import Testing
     @Test(arguments: [
         (#"{"device_code":"d","user_code":"u","expires_in":60}"#, "lacks device_code, user_code or verification_uri"),
         (#"{"device_code":"d","user_code":"u","verification_uri":"http://idp.example/device","expires_in":60}"#, "uses plain http"),
-        (#"{"device_code":"d","user_code":"u","verification_uri":"https://idp.example/device"}"#, "no positive expires_in"),
+        (#"{"device_code":"d","user_code":"u","verification_uri":"https://idp.example/device"}"#, "no expires_in of at least one second"),
     ])
     func unusableDeviceAuthorizationResponses(body: String, expected: String) {
         #expect {

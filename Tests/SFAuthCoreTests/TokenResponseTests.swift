@@ -129,13 +129,16 @@ import Testing
         #expect(credentials.username == "alice")
         #expect(credentials.expiresAt == Date(timeIntervalSince1970: 1_060))
         #expect(credentials.scopes == ["openid"])
-        #expect(!credentials.isExpired(at: now, leeway: 30))
-        #expect(credentials.isExpired(at: now, leeway: 60))
+        #expect(!credentials.isExpired(at: now, leeway: 60))  // the leeway is at most half its 60 s lifetime
+        #expect(credentials.isExpired(at: now.addingTimeInterval(30), leeway: 60))
     }
 
     @Test func accountIdentifierWithoutUser() {
         let server = Salesforce.server(loginHost: Salesforce.productionLoginHost)
-        #expect(AccountIdentifier.make(server: server, userId: nil, clientId: "PlatformCLI") == "login.salesforce.com/client:PlatformCLI")
+        #expect(AccountIdentifier.make(server: server, userId: nil, clientId: "PlatformCLI", obtainedBy: .clientCredentials)
+                == "login.salesforce.com/client:PlatformCLI")
+        #expect(AccountIdentifier.make(server: server, userId: nil, clientId: "PlatformCLI", obtainedBy: .browser)
+                == "login.salesforce.com/unidentified")
         let ipv6 = AuthorizationServer(authorizationEndpoint: "http://[::1]:9/a", tokenEndpoint: "http://[::1]:9/t")
         #expect(AccountIdentifier.make(server: ipv6, userId: "u", clientId: "c") == "[::1]:9/u")
     }

@@ -26,11 +26,12 @@ struct ConfigurationLookup {
     }
 
     /// Throws unless the server keys name exactly one server: one Salesforce host, an issuer, or an
-    /// authorization and a token endpoint.
+    /// authorization and a token endpoint (with or without the issuer their responses name).
     func requireOneServer() throws(OAuthError) {
         let hosts = [ConfigurationKey.instanceURL, .loginURL].compactMap(entry)
         if hosts.count == 2 { throw conflict(hosts[0], hosts[1]) }
-        let servers = [hosts.first, entry(.issuer), entry(.authorizeURL) ?? entry(.tokenURL)].compactMap { $0 }
+        let endpoints = entry(.authorizeURL) ?? entry(.tokenURL)
+        let servers = [hosts.first, endpoints ?? entry(.issuer)].compactMap { $0 }
         if servers.count > 1 { throw conflict(servers[0], servers[1]) }
         if let (key, value) = entry(.authorizeURL) ?? entry(.tokenURL), self[.authorizeURL] == nil || self[.tokenURL] == nil {
             let missing = key == .authorizeURL ? ConfigurationKey.tokenURL : .authorizeURL

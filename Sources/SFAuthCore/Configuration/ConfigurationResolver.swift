@@ -138,22 +138,27 @@ public struct ConfigurationResolver: Sendable {
                 try Self.check(at: value.source) { () throws(OAuthError) in try EndpointURL.requireSecure(value.value, name: key.rawValue) }
             }
         }
-        if let issuer = values.text(.issuer) {
+        let issuer = values.text(.issuer)
+        if let issuer {
             try Self.check(at: issuer.source) { () throws(OAuthError) in try EndpointURL.requireSecure(issuer.value, name: "issuer") }
+        }
+        guard let authorize = values.text(.authorizeURL), let token = values.text(.tokenURL) else {
+            guard let issuer else {
+                // requireOneServer() and the presets' requirements leave no other case.
+                throw .configuration("no server is configured; give --issuer, or --authorize-url and --token-url, or a preset")
+            }
             return .discover(issuer: issuer.value, overrides: EndpointOverrides(
                 revocationEndpoint: values.text(.revokeURL)?.value, userinfoEndpoint: values.text(.userinfoURL)?.value,
                 jwksURI: values.text(.jwksURL)?.value, deviceAuthorizationEndpoint: values.text(.deviceAuthorizationURL)?.value))
         }
-        guard let authorize = values.text(.authorizeURL), let token = values.text(.tokenURL) else {
-            // requireOneServer() and the presets' requirements leave no other case.
-            throw .configuration("no server is configured; give --issuer, or --authorize-url and --token-url, or a preset")
-        }
         for (key, value) in [(ConfigurationKey.authorizeURL, authorize), (.tokenURL, token)] {
             try Self.check(at: value.source) { () throws(OAuthError) in try EndpointURL.requireSecure(value.value, name: key.rawValue) }
         }
+        // Explicit endpoints are used as they are; an issuer given with them is what the server's
+        // responses must name (RFC 9207 `iss`, the ID token's `iss`), without asking for metadata.
         return .known(AuthorizationServer(
             authorizationEndpoint: authorize.value, tokenEndpoint: token.value, revocationEndpoint: values.text(.revokeURL)?.value,
-            userinfoEndpoint: values.text(.userinfoURL)?.value, jwksURI: values.text(.jwksURL)?.value,
+            userinfoEndpoint: values.text(.userinfoURL)?.value, issuer: issuer?.value, jwksURI: values.text(.jwksURL)?.value,
             deviceAuthorizationEndpoint: values.text(.deviceAuthorizationURL)?.value))
     }
 

@@ -13,6 +13,14 @@ public struct DeviceAuthorization: Sendable, Equatable {
     /// `interval`: the minimum seconds between polls. Default when absent: 5 (§3.2).
     public var interval: Int
 
+    /// The user code as it may be shown on a terminal (control and bidi characters escaped).
+    public var displayUserCode: String { TerminalText.escaped(userCode) }
+
+    /// The longest `expires_in` believed: one day (longer values are clamped).
+    public static let maximumLifetime = 86_400
+    /// The longest `interval` believed: five minutes (longer values are clamped).
+    public static let maximumInterval = 300
+
     /// Creates a device authorization from its fields.
     public init(deviceCode: String, userCode: String, verificationURI: String, verificationURIComplete: String? = nil,
                 expiresIn: Int, interval: Int = 5) {
@@ -51,11 +59,14 @@ public struct DeviceAuthorization: Sendable, Equatable {
         try EndpointURL.requireSecure(verificationURI, name: "verification_uri")
         let complete = json["verification_uri_complete"]?.stringValue
         if let complete { try EndpointURL.requireSecure(complete, name: "verification_uri_complete") }
-        guard let expiresIn = json["expires_in"]?.numberValue, expiresIn > 0 else {
-            throw .invalidServerResponse("the device authorization response of \(endpoint) has no positive expires_in")
+        guard let expiresIn = json["expires_in"]?.numberValue, expiresIn >= 1 else {
+            throw .invalidServerResponse("the device authorization response of \(endpoint) has no expires_in of at least one second")
         }
-        let interval = json["interval"]?.numberValue.map { max(1, Int($0)) } ?? 5
+        // Range-checked where they enter: a code valid for days, or a poll every few hours, is not
+        // what any person waits for; clamping keeps every later computation in range.
+        let interval = json["interval"]?.numberValue.map { Int(min(max($0, 1), Double(maximumInterval))) } ?? 5
         return DeviceAuthorization(deviceCode: deviceCode, userCode: userCode, verificationURI: verificationURI,
-                                   verificationURIComplete: complete, expiresIn: Int(expiresIn), interval: interval)
+                                   verificationURIComplete: complete, expiresIn: Int(min(expiresIn, Double(maximumLifetime))),
+                                   interval: interval)
     }
 }

@@ -54,13 +54,13 @@ public struct DevicePolling: Sendable, Equatable {
             case "authorization_pending":
                 return .wait(seconds: interval)
             case "slow_down":
-                interval += 5
+                interval = min(interval + 5, DeviceAuthorization.maximumInterval)
                 return .wait(seconds: interval)
             case "access_denied":
                 throw .authorizationDenied(error)
             case "expired_token":
                 throw .timedOut(seconds: authorization.expiresIn,
-                                hint: "The code \(authorization.userCode) expired before it was approved; run the sign-in again and approve it within \(authorization.expiresIn / 60) minutes.")
+                                hint: "The code \(authorization.displayUserCode) expired before it was approved; run the sign-in again and approve it within \(authorization.expiresIn / 60) minutes.")
             default:
                 throw .tokenRequestRejected(error)
             }
