@@ -31,10 +31,7 @@ struct AccountsCommand: ParsableCommand {
             let source = TokenSource(store: store, options: try TokenSource.Options(environment: environment))
             let accounts = try AccountSummary.list(store: store, tokenSource: source)
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                encoder.dateEncodingStrategy = .secondsSince1970
-                print(String(decoding: (try? encoder.encode(accounts)) ?? Data("[]".utf8), as: UTF8.self))
+                print(JSONOutput.render(accounts, fallback: "[]"))
             } else if accounts.isEmpty {
                 StandardError.line("No accounts. Run `sfauth login` to add one.")
             } else {
@@ -47,7 +44,7 @@ struct AccountsCommand: ParsableCommand {
 
     private func table(_ accounts: [AccountSummary]) -> String {
         let rows = [["", "ALIAS", "USERNAME", "SERVER", "STATE"]] + accounts.map {
-            [$0.isDefault ? "*" : "", $0.alias ?? "-", $0.username ?? "-", $0.server, $0.state.rawValue]
+            [$0.isDefault ? "*" : "", $0.alias?.terminalSafe ?? "-", $0.username?.terminalSafe ?? "-", $0.server.terminalSafe, $0.state.rawValue]
         }
         let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in

@@ -59,7 +59,7 @@ struct ConfigCommand: ParsableCommand {
         rows.append(["profile", loaded.profile?.value ?? "(none)", loaded.profile.map { "\($0.source)" } ?? "default"])
         for setting in loaded.resolved.settings {
             let value = setting.value == .words([]) ? "(none)" : setting.value.displayText
-            rows.append([setting.name, value, "\(setting.source)"])
+            rows.append([setting.name.terminalSafe, value.terminalSafe, "\(setting.source)".terminalSafe])
         }
         let widths = (0..<2).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
@@ -87,9 +87,7 @@ struct ConfigCommand: ParsableCommand {
             file: loaded.file.map { FileReport(path: $0.path, exists: loaded.fileExists, source: "\($0.source)") },
             profile: loaded.profile.map { ProfileReport(name: $0.value, source: "\($0.source)") },
             settings: settings, params: params)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: (try? encoder.encode(report)) ?? Data("{}".utf8), as: UTF8.self)
+        return JSONOutput.render(report)
     }
 
     private struct Report: Encodable {

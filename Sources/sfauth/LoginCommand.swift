@@ -53,7 +53,7 @@ struct LoginCommand: AsyncParsableCommand {
     @OptionGroup(title: "Without a browser (headless machines, service accounts, CI)")
     var grants: GrantOptions
 
-    @Option(help: ArgumentHelp("Command that opens the URL instead of xdg-open; the URL is appended or replaces %s.", valueName: "command"))
+    @Option(help: ArgumentHelp("Command that opens the URL instead of xdg-open; the URL replaces %s wherever it appears (url=%s), else it is appended.", valueName: "command"))
     var browserCommand: String?
 
     @Flag(help: "Do not open a browser; print the URL to open instead.")

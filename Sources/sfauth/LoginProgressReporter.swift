@@ -62,13 +62,19 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
     }
 
     func oauthCoordinator(_ coordinator: OAuthCoordinator, didAuthenticate credentials: OAuthCredentials, info: AuthInfo) {
-        let who = credentials.username
-            ?? (credentials.obtainedBy == .clientCredentials ? "the client \(credentials.clientId)" : "user \(credentials.userId ?? "unknown")")
         let at = credentials.instanceURL ?? EndpointURL.parts(of: credentials.server.tokenEndpoint)?.host ?? "the server"
         var saved = "Credentials saved in \(store.path(for: credentials.identifier))"
         if let secretStore = store.secretStore, store.placesNewRefreshTokensInSecretStore, credentials.refreshToken != nil {
             saved += ", the refresh token in \(secretStore.displayName)"
         }
+        guard credentials.isIdentified else {
+            // Never taken for another account: the next person's sign-in must not replace this one.
+            say("Signed in at \(at), but the server did not say who you are, so this sign-in is kept as an account of its own: "
+                + "\(credentials.alias ?? credentials.identifier). Give it a name with --alias NAME next time. \(saved).")
+            return
+        }
+        let who = credentials.username
+            ?? (credentials.obtainedBy == .clientCredentials ? "the client \(credentials.clientId)" : "user \(credentials.userId ?? "unknown")")
         say("Signed in as \(who) at \(at). \(saved).")
     }
 

@@ -50,6 +50,10 @@ struct LogoutCommand: AsyncParsableCommand {
             // Short timeouts: logging out must not hang on an unreachable server.
             let revoker = TokenRevoker(httpClient: CurlHTTPClient(options: .init(connectTimeout: .seconds(5), totalTimeout: .seconds(15))))
             for identifier in identifiers {
+                // The account's refresh lock: a `sfauth token` refreshing it right now finishes first,
+                // and its new tokens are the ones revoked — never written back after the logout.
+                let lock = try await store.lock(account: identifier)
+                defer { withExtendedLifetime(lock) {} }
                 guard var credentials = try store.load(identifier: identifier) else { continue }
                 var outcome = "only removed from this machine (--local-only)"
                 if !localOnly {

@@ -39,7 +39,8 @@ struct SFAuthCommand: AsyncParsableCommand {
             }
             Glibc.exit(ExitStatus.success.rawValue)
         } catch let failure as CommandFailure {
-            StandardError.line("sfauth: \(failure.message)")
+            // One line, whatever the server's words in it contained.
+            StandardError.line("sfauth: \(TerminalText.escaped(failure.message))")
             Glibc.exit(failure.status.rawValue)
         } catch {
             if exitCode(for: error) == .success { self.exit(withError: error) }  // --help, --version

@@ -99,7 +99,7 @@ struct TokenCommand: AsyncParsableCommand {
     }
 
     private static func fail(_ error: OAuthError) -> ExitStatus {
-        StandardError.line("sfauth: \(error.description)")
+        StandardError.line("sfauth: \(TerminalText.escaped(error.description))")
         return ExitStatus(error)
     }
 }

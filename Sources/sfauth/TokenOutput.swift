@@ -28,11 +28,9 @@ enum TokenOutput {
             return accessToken
         case .json:
             let fields = TokenJSON(access_token: accessToken, token_type: tokenType,
-                                   expires_at: expiresAt.map { Int64($0.timeIntervalSince1970) },
+                                   expires_at: expiresAt.map(\.unixSeconds),
                                    instance_url: instanceURL, account: account, username: username)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            return String(decoding: (try? encoder.encode(fields)) ?? Data("{}".utf8), as: UTF8.self)
+            return JSONOutput.render(fields, pretty: false)
         case .shell:
             var lines = ["export SF_ACCESS_TOKEN=\(shellQuoted(accessToken))"]
             if let instanceURL { lines.append("export SF_INSTANCE_URL=\(shellQuoted(instanceURL))") }
@@ -41,8 +39,25 @@ enum TokenOutput {
         }
     }
 
+    /// `'value'` for the shell; a value with characters that could drive a terminal is written as
+    /// bash's `$'…'` with those characters escaped, so printing the lines is harmless and `eval`
+    /// still sets the exact value.
     private func shellQuoted(_ value: String) -> String {
-        "'" + value.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+        guard value.unicodeScalars.contains(where: TerminalText.needsEscape) || value.contains("\n") else {
+            return "'" + value.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+        }
+        var out = "$'"
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": out += "\\\\"
+            case "'": out += "\\'"
+            case _ where TerminalText.needsEscape(scalar) || scalar == "\n":
+                let hex = String(scalar.value, radix: 16)
+                out += scalar.value < 0x100 ? "\\x" + (hex.count == 1 ? "0" : "") + hex : "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "'"
     }
 }
 

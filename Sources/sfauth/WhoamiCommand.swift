@@ -42,12 +42,10 @@ struct WhoamiCommand: ParsableCommand {
             ]
             if json {
                 let object = Dictionary(uniqueKeysWithValues: fields.map { ($0.0, $0.1.map(JSONValue.string) ?? .null) })
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                print(String(decoding: (try? encoder.encode(object)) ?? Data("{}".utf8), as: UTF8.self))
+                print(JSONOutput.render(object))
             } else {
                 let width = fields.map(\.0.count).max() ?? 0
-                print(fields.compactMap { name, value in value.map { "\(name.padding(toLength: width))  \($0)" } }.joined(separator: "\n"))
+                print(fields.compactMap { name, value in value.map { "\(name.padding(toLength: width))  \($0.terminalSafe)" } }.joined(separator: "\n"))
             }
         } catch {
             throw CommandFailure(error)

@@ -123,11 +123,47 @@ import Testing
         #expect(names.allSatisfy { $0.hasSuffix(".json") && !$0.hasPrefix(".") })
     }
 
+    @Test func aStoreDirectoryThatIsNotPrivateIsRefused() throws {
+        let store = FileCredentialStore(directory: directory)
+        try store.save(credentials(user: "alice"))
+        chmod(directory, 0o777)
+        let error = #expect(throws: OAuthError.self) { try store.loadDefault() }
+        #expect(error?.description.contains("writable by everyone (mode 777)") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("chmod 700 \(directory)") == true)
+        #expect(throws: OAuthError.self) { try store.save(credentials(user: "bob")) }
+        chmod(directory, 0o770)
+        #expect(throws: OAuthError.self) { try store.identifiers() }
+        chmod(directory, 0o750)  // readable, not writable by others: ours, tightened on the next write
+        #expect(try store.loadDefault() != nil)
+        try store.save(credentials(user: "bob"))
+        #expect(mode(directory) == 0o700)
+
+        // A symbolic link in place of the directory is not followed.
+        let link = directory + "-link"
+        symlink(directory, link)
+        defer { unlink(link) }
+        let linked = #expect(throws: OAuthError.self) { try FileCredentialStore(directory: link).loadDefault() }
+        #expect(linked?.description.contains("symbolic link") == true)
+
+        // A directory of another user (tests run as root in CI; elsewhere this part cannot be set up).
+        if getuid() == 0 {
+            chown(directory, 4321, 4321)
+            defer { chown(directory, 0, 0) }
+            let foreign = #expect(throws: OAuthError.self) { try store.loadDefault() }
+            #expect(foreign?.description.contains("belongs to user id 4321") == true, "\(String(describing: foreign))")
+        }
+    }
+
     @Test func locationFollowsXDG() throws {
         #expect(try StoreLocation.credentialsDirectory(environment: ["SFAUTH_HOME": "/x", "HOME": "/h"]) == "/x")
         #expect(try StoreLocation.credentialsDirectory(environment: ["XDG_DATA_HOME": "/d", "HOME": "/h"]) == "/d/sfauth")
         #expect(try StoreLocation.credentialsDirectory(environment: ["XDG_DATA_HOME": "rel", "HOME": "/h"]) == "/h/.local/share/sfauth")
         #expect(throws: OAuthError.self) { try StoreLocation.credentialsDirectory(environment: [:]) }
+        // A relative SFAUTH_HOME would be another directory in every working directory.
+        let relative = #expect(throws: OAuthError.self) {
+            try StoreLocation.credentialsDirectory(environment: ["SFAUTH_HOME": "creds", "HOME": "/h"])
+        }
+        #expect(relative?.recovery == .fixConfiguration)
     }
 }
 

@@ -97,7 +97,7 @@ struct LoopbackListenerTests {
             "GET /sfauth/signed-in HTTP/1.1",
         ]
         for line in requests {
-            let response = try await LoopbackTestClient.exchange("\(line)\r\nHost: x\r\n\r\n", port: port)
+            let response = try await LoopbackTestClient.exchange("\(line)\r\nHost: 127.0.0.1:\(port)\r\n\r\n", port: port)
             #expect(response.status == 404, "\(line)")
             #expect(response.header("Connection") == "close")
             #expect(response.header("Cache-Control") == "no-store")
@@ -110,7 +110,7 @@ struct LoopbackListenerTests {
         }
         // A POST with a body is answered and the body discarded.
         let post = try await LoopbackTestClient.exchange(
-            "POST /callback HTTP/1.1\r\nContent-Length: 11\r\n\r\ncode=x&y=1\n", port: port)
+            "POST /callback HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: 11\r\n\r\ncode=x&y=1\n", port: port)
         #expect(post.status == 404)
         // Malformed request lines get 400.
         let malformed = try await LoopbackTestClient.exchange("NONSENSE\r\n\r\n", port: port)
@@ -402,13 +402,50 @@ struct LoopbackListenerTests {
         let listener = try LoopbackListener()
         defer { listener.cancel() }
         let wait = Task { try await listener.waitForCallback(expectedState: "st", timeout: .seconds(20)) }
-        let huge = "GET /callback?code=c&state=st HTTP/1.1\r\nX-Filler: " + String(repeating: "a", count: 9000)
+        let huge = "GET /callback?code=c&state=st HTTP/1.1\r\nX-Filler: " + String(repeating: "a", count: 70_000)
         let response = try await LoopbackTestClient.exchange(huge, port: listener.port, halfClose: false)
         #expect(response.status == 431)
-        let endless = "GET /" + String(repeating: "b", count: 20000)
+        let endless = "GET /" + String(repeating: "b", count: 80_000)
         let response2 = try await LoopbackTestClient.exchange(endless, port: listener.port, halfClose: false)
         #expect(response2.status == 431)
         _ = try await LoopbackTestClient.sendHeld("/callback?code=c&state=st", port: listener.port)
+        #expect(try await wait.value == .authorized(AuthorizationResponse(code: "c", state: "st")))
+    }
+
+    @Test("a redirect carrying 40 KiB of other local servers' cookies is accepted")
+    func largeCookieHeader() async throws {
+        let listener = try LoopbackListener()
+        defer { listener.cancel() }
+        let wait = Task { try await listener.waitForCallback(expectedState: "st", timeout: .seconds(20)) }
+        let cookies = (0..<400).map { "dev_session_\($0)=\(String(repeating: "x", count: 90))" }.joined(separator: "; ")
+        let client = try LoopbackTestClient(host: "127.0.0.1", port: listener.port)
+        defer { client.close() }
+        try client.write("GET /callback?code=c&state=st HTTP/1.1\r\nHost: 127.0.0.1:\(listener.port)\r\nCookie: \(cookies)\r\n\r\n")
+        #expect(cookies.utf8.count > 40_000)
+        #expect(try await wait.value == .authorized(AuthorizationResponse(code: "c", state: "st")))
+    }
+
+    @Test("requests naming another host are refused on every path, and the wait goes on",
+          arguments: ["evil.example:PORT", "127.0.0.1", "127.0.0.1:1", "localhost.evil.example:PORT", "", "MISSING", "TWICE"])
+    func foreignHostIsRefused(host: String) async throws {
+        let listener = try LoopbackListener()
+        defer { listener.cancel() }
+        let port = listener.port
+        let wait = Task { try await listener.waitForCallback(expectedState: "st", timeout: .seconds(20)) }
+        let field: String
+        switch host {
+        case "MISSING": field = ""
+        case "TWICE": field = "Host: 127.0.0.1:\(port)\r\nHost: 127.0.0.1:\(port)\r\n"
+        default: field = "Host: \(host.replacing("PORT", with: "\(port)"))\r\n"
+        }
+        for target in ["/callback?code=c&state=st", "/favicon.ico", "/sfauth/signed-in"] {
+            let response = try await LoopbackTestClient.exchange("GET \(target) HTTP/1.1\r\n\(field)\r\n", port: port)
+            #expect(response.status == 400, "\(target) with \(host)")
+        }
+        // The login goes on: the real redirect, named as the browser names it, still arrives.
+        let client = try LoopbackTestClient(host: "127.0.0.1", port: port)
+        defer { client.close() }
+        try client.write("GET /callback?code=c&state=st HTTP/1.1\r\nHost: Localhost:\(port)\r\n\r\n")
         #expect(try await wait.value == .authorized(AuthorizationResponse(code: "c", state: "st")))
     }
 
@@ -431,7 +468,7 @@ struct LoopbackListenerTests {
         }
         // A request split in small pieces is assembled.
         let slow = try LoopbackTestClient(host: "127.0.0.1", port: listener.port)
-        for piece in ["GET /callback?co", "de=c&state=st HT", "TP/1.1\r\nHost: 127.0.0.1\r", "\n\r\n"] {
+        for piece in ["GET /callback?co", "de=c&state=st HT", "TP/1.1\r\nHost: 127.0.0.1:\(listener.port)\r", "\n\r\n"] {
             try slow.write(piece)
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -561,7 +598,8 @@ final class LoopbackTestClient: @unchecked Sendable {
 
     /// `GET target` and the response.
     static func get(_ target: String, host: String = "127.0.0.1", port: UInt16) async throws -> Response {
-        try await exchange("GET \(target) HTTP/1.1\r\nHost: \(host)\r\nAccept: text/html\r\n\r\n", host: host, port: port)
+        try await exchange("GET \(target) HTTP/1.1\r\nHost: \(host.contains(":") ? "[\(host)]" : host):\(port)\r\nAccept: text/html\r\n\r\n",
+                           host: host, port: port)
     }
 
     /// Sends `GET target` and returns the open connection (the listener holds the callback).

@@ -58,6 +58,48 @@ import Testing
         #expect(page.contains("Sign-in failed") || page.lowercased().contains("failed"))
     }
 
+    func signIn(to server: AuthorizationServer, browser: RedirectingBrowser = RedirectingBrowser(),
+                endpoint: any HTTPClient) async throws(OAuthError) -> OAuthCredentials {
+        try await OAuthCoordinator(configuration: .init(server: server, client: ClientConfiguration(clientId: "cli"), timeout: .seconds(20),
+                                                        browserLauncher: browser),
+                                   delegate: nil, httpClient: endpoint, store: store, now: { Date(timeIntervalSince1970: 1_000_000) })
+            .authenticate()
+    }
+
+    @Test func signInsWhoseUserIsUnknownNeverReplaceOrRevokeEachOther() async throws {
+        // No ID token, no userinfo: the server never says who signed in.
+        var revoking = server
+        revoking.revocationEndpoint = "https://idp.example/revoke"
+        let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 200, body: Array(#"{"access_token":"at","refresh_token":"rt"}"#.utf8))))
+        let first = try await signIn(to: revoking, endpoint: endpoint)
+        let second = try await signIn(to: revoking, endpoint: endpoint)
+        #expect(!first.isIdentified && !second.isIdentified)
+        #expect(try store.identifiers() == ["idp.example/unidentified-1", "idp.example/unidentified-2"])
+        #expect(try store.defaultIdentifier() == "idp.example/unidentified-2")
+        // Nothing was revoked: only the two code exchanges reached the server.
+        #expect(endpoint.requests.map(\.url) == [server.tokenEndpoint, server.tokenEndpoint])
+    }
+
+    @Test func aServerGivenByItsEndpointsIsHeldToTheIssuerItFirstNamed() async throws {
+        // The token response doubles as the userinfo answer, which names the user.
+        var withUserinfo = server
+        withUserinfo.userinfoEndpoint = "https://idp.example/userinfo"
+        let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 200, headers: ["content-type": "application/json"],
+                                                                   body: Array(#"{"access_token":"at","sub":"alice"}"#.utf8))))
+        let first = try await signIn(to: withUserinfo, browser: RedirectingBrowser(issuer: "https://idp.example"), endpoint: endpoint)
+        #expect(first.identifier == "idp.example/alice")
+        #expect(first.authorizationResponseIssuer == "https://idp.example")
+        // The same issuer again: fine.
+        _ = try await signIn(to: withUserinfo, browser: RedirectingBrowser(issuer: "https://idp.example"), endpoint: endpoint)
+        let stored = try store.load(identifier: "idp.example/alice")
+        // Another issuer, or none, for the same account: refused, and the account stays as it was.
+        for browser in [RedirectingBrowser(issuer: "https://evil.example"), RedirectingBrowser()] {
+            let error = await #expect(throws: OAuthError.self) { try await signIn(to: withUserinfo, browser: browser, endpoint: endpoint) }
+            #expect(error?.description.contains("earlier sign-ins named 'https://idp.example'") == true, "\(String(describing: error))")
+            #expect(try store.load(identifier: "idp.example/alice") == stored)
+        }
+    }
+
     @Test func launchFailureShowsTheURLAndKeepsWaiting() async throws {
         let delegate = Recorder(store: store)
         let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 200, body: Array(#"{"access_token":"at"}"#.utf8))))

@@ -86,6 +86,70 @@ import Testing
         #expect(error?.recovery == .logInAgain)
     }
 
+    @Test func theRotatedRefreshTokenIsKeptWhenTheRestOfTheAnswerIsUnusable() async throws {
+        _ = try stored(expiresIn: 10)
+        // The server rotated (rt-0 is dead now) but the answer cannot be used: no access token.
+        let endpoint = CountingTokenEndpoint { _ in self.json(200, #"{"refresh_token":"rt-1","token_type":"mac"}"#) }
+        let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
+        let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
+        #expect(error?.recovery == .retryLater)
+        let kept = try #require(try store.loadDefault())
+        #expect(kept.refreshToken == "rt-1")
+        #expect(kept.accessToken == "at-0")
+    }
+
+    @Test func aRefreshFinishingAfterLogoutDoesNotBringTheAccountBack() async throws {
+        let before = try stored(expiresIn: 10)
+        let entered = AsyncStream<Void>.makeStream()
+        let release = AsyncStream<Void>.makeStream()
+        let endpoint = CountingTokenEndpoint { _ in
+            entered.continuation.yield()
+            for await _ in release.stream { break }
+            return self.json(200, #"{"access_token":"at-1","expires_in":3600,"refresh_token":"rt-1"}"#)
+        }
+        let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
+        let refresh = Task { try await source.credentials() }
+        for await _ in entered.stream { break }
+        // A logout that ignored the account's lock would delete now; one that takes it waits.
+        let logout = Task {
+            let lock = try await store.lock(account: before.identifier)
+            defer { withExtendedLifetime(lock) {} }
+            try store.delete(identifier: before.identifier)
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(try store.load(identifier: before.identifier) != nil, "the logout must wait for the refresh")
+        release.continuation.yield()
+        _ = try await refresh.value
+        try await logout.value
+        #expect(try store.identifiers().isEmpty)
+        // And a refresh that finds its account gone stores nothing.
+        _ = try stored(expiresIn: 10)
+        try store.delete(identifier: before.identifier)
+        #expect(throws: OAuthError.self) { try store.update(before) }
+        #expect(try store.identifiers().isEmpty)
+    }
+
+    @Test func aWaiterAdoptsTheTokenJustStoredInsteadOfRefreshingAgain() async throws {
+        // Five-second tokens: within the default 60 s leeway the moment they arrive, yet good to use.
+        _ = try stored(expiresIn: 5)
+        let clock = Mutex(start.addingTimeInterval(10))
+        let endpoint = CountingTokenEndpoint { _ in
+            try await Task.sleep(for: .milliseconds(50))
+            return self.json(200, #"{"access_token":"at-\#(UUID().uuidString)","expires_in":5,"refresh_token":"rt-\#(UUID().uuidString)"}"#)
+        }
+        let source = TokenSource(store: store, httpClient: endpoint, now: { clock.withLock { $0 } })
+        let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<20 { group.addTask { try await source.credentials().accessToken } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(tokens.count == 1)
+        #expect(endpoint.count == 1)
+        // Two seconds later the token (5 s, leeway at most 2.5 s) is still handed out as it is.
+        clock.withLock { $0 = $0.addingTimeInterval(2) }
+        #expect(try await source.credentials().accessToken == tokens.first)
+        #expect(endpoint.count == 1)
+    }
+
     @Test func concurrentCallersShareOneRefresh() async throws {
         _ = try stored(expiresIn: 10)
         let endpoint = CountingTokenEndpoint { _ in

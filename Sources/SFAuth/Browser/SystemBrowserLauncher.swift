@@ -11,7 +11,7 @@ import Glibc
 /// background.
 public struct SystemBrowserLauncher: BrowserLauncher {
     /// The argv prefix to run instead of `xdg-open` (from `--browser-command`); the URL replaces an
-    /// argument equal to `%s`, or is appended. `nil` (default): `xdg-open`, else `$BROWSER`.
+    /// `%s` wherever it appears in an argument (`--app=%s`), or is appended. `nil` (default): `xdg-open`, else `$BROWSER`.
     public var command: [String]?
     /// The environment given to the command and used to find it (`PATH`, `BROWSER`, `DISPLAY` …).
     /// Default: this process's environment.
@@ -59,8 +59,8 @@ public struct SystemBrowserLauncher: BrowserLauncher {
             guard let program = command.first, !program.isEmpty else {
                 throw BrowserLaunchError(message: "the browser command is empty")
             }
-            var arguments = command.map { $0 == "%s" ? url : $0 }
-            if !command.contains("%s") { arguments.append(url) }
+            var arguments = command.map { $0.replacing("%s", with: url) }
+            if !command.contains(where: { $0.contains("%s") }) { arguments.append(url) }
             try run(arguments, name: program, notFound:
                 "the browser command '\(program)' was not found; check --browser-command or open the URL yourself")
             return
@@ -108,7 +108,8 @@ public struct SystemBrowserLauncher: BrowserLauncher {
         let result: BrowserProcess.Result
         do {
             result = try BrowserProcess.run(
-                executable: path, arguments: arguments, environment: environment, waitMilliseconds: milliseconds)
+                executable: path, arguments: arguments, environment: ChildEnvironment.withoutSecrets(environment),
+                waitMilliseconds: milliseconds)
         } catch {
             switch error.code {
             case ENOENT: throw BrowserLaunchError(message: notFound)

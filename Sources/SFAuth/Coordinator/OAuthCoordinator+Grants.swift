@@ -91,7 +91,7 @@ extension OAuthCoordinator {
             try await sleep(seconds: wait, until: deadline, clock: clock)
             if clock.now >= deadline {
                 throw .timedOut(seconds: limitSeconds,
-                                hint: "Nobody approved the code \(authorization.userCode) in time; run the sign-in again.")
+                                hint: "Nobody approved the code \(authorization.displayUserCode) in time; run the sign-in again.")
             }
             let request = polling.tokenRequest(tokenEndpoint: server.tokenEndpoint, client: configuration.client)
             switch try polling.next(after: try await httpClient.sendForOAuth(request), endpoint: server.tokenEndpoint) {

@@ -234,7 +234,7 @@ public final class OAuthCoordinator: Sendable {
     /// - Returns: the credentials this sign-in replaced, if the account was already stored.
     func identifyAndKeep(_ credentials: inout OAuthCredentials) async throws(OAuthError) -> OAuthCredentials? {
         if configuration.fetchIdentity { await addIdentity(to: &credentials) }
-        return try keep(&credentials)
+        return try await keep(&credentials)
     }
 
     /// Best effort: the refresh token a sign-in replaced should not stay alive at the server.
@@ -246,10 +246,17 @@ public final class OAuthCoordinator: Sendable {
     /// Stores newly signed-in credentials: the same account signing in again replaces its record
     /// (keeping its alias unless a new one was given), an alias moves from any other account, and
     /// the account becomes the default when so configured.
+    ///
+    /// A sign-in whose user the server never named is never taken for a stored account: it becomes
+    /// an account of its own (`host/unidentified-N`), so one person's sign-in can neither replace nor
+    /// revoke another's. The account's refresh lock is held throughout, so a `sfauth token`
+    /// refreshing the same account at that moment cannot write the replaced tokens back.
     /// - Returns: the credentials this sign-in replaced, if the account was already stored.
-    private func keep(_ credentials: inout OAuthCredentials) throws(OAuthError) -> OAuthCredentials? {
+    private func keep(_ credentials: inout OAuthCredentials) async throws(OAuthError) -> OAuthCredentials? {
         guard let store else { return nil }
-        var previous = try store.load(identifier: credentials.identifier)
+        var (lock, previous) = try await lockedAccount(for: &credentials, in: store)
+        defer { withExtendedLifetime(lock) {} }
+        if let previous { try credentials.checkIssuer(matches: previous) }
         // For revoking the replaced refresh token later; if the keyring cannot say, it is not revoked.
         if let stored = previous { previous?.refreshToken = try? store.refreshToken(of: stored) }
         credentials.alias = configuration.alias ?? previous?.alias
@@ -267,6 +274,28 @@ public final class OAuthCoordinator: Sendable {
         return previous
     }
 
+    /// Takes the refresh lock of the account `credentials` will be stored as, and reads what is
+    /// stored there now. Credentials without a known user get the first free `unidentified-N`.
+    private func lockedAccount(for credentials: inout OAuthCredentials,
+                               in store: any CredentialStore) async throws(OAuthError) -> (AccountLock, OAuthCredentials?) {
+        guard !credentials.isIdentified else {
+            let lock = try await store.lock(account: credentials.identifier)
+            return (lock, try store.load(identifier: credentials.identifier))
+        }
+        let taken = Set(try store.identifiers())
+        var number = 1
+        while true {
+            let identifier = AccountIdentifier.unidentified(server: credentials.server, number: number)
+            number += 1
+            guard !taken.contains(identifier) else { continue }
+            let lock = try await store.lock(account: identifier)
+            // Another sign-in may have taken the number while we waited for its lock.
+            guard try store.load(identifier: identifier) == nil else { continue }
+            credentials.identifier = identifier
+            return (lock, nil)
+        }
+    }
+
     /// Fills in who signed in from the server's identity endpoint; a failure leaves the credentials as they are.
     private func addIdentity(to credentials: inout OAuthCredentials) async {
         guard let identity = try? await IdentityFetcher(httpClient: httpClient).fetch(for: credentials) else { return }
@@ -276,7 +305,8 @@ public final class OAuthCoordinator: Sendable {
         credentials.organizationId = identity.organizationId ?? credentials.organizationId
         if credentials.userId == nil, let userId = identity.userId {
             credentials.userId = userId
-            credentials.identifier = AccountIdentifier.make(server: credentials.server, userId: userId, clientId: credentials.clientId)
+            credentials.identifier = AccountIdentifier.make(server: credentials.server, userId: userId, clientId: credentials.clientId,
+                                                            obtainedBy: credentials.obtainedBy)
         }
     }
 
@@ -344,6 +374,9 @@ public final class OAuthCoordinator: Sendable {
         let httpResponse = try await httpClient.sendForOAuth(TokenRequest.authorizationCode(response, for: request))
         let tokens = try TokenResponse.decode(httpResponse, endpoint: request.server.tokenEndpoint)
         var credentials = OAuthCredentials(response: tokens, request: request, now: now())
+        // RFC 9207 with a server given only by its endpoints: remember the issuer it named, and hold
+        // later sign-ins to this account to it (see `AuthorizationResponse.checkIssuer(of:)`).
+        if request.server.issuer == nil { credentials.authorizationResponseIssuer = response.issuer }
         // OIDC Core §3.1.3.7, with this login's nonce; the account is named after the validated claims.
         try await idTokenValidator.accept(tokens, into: &credentials, nonce: request.nonce,
                                           openIDRequested: request.client.requestsOpenID, now: now())

@@ -1,23 +1,27 @@
 /// The little HTTP/1.1 the loopback listener speaks: parsing a request line, building responses
 /// (always `Connection: close`), and filling the page templates.
-enum LoopbackHTTP {
-    /// Largest request head accepted (request line plus header fields).
-    static let maximumHeadSize = 8 * 1024
+package enum LoopbackHTTP {
+    /// Largest request head accepted (request line plus header fields): 64 KiB. Browsers send every
+    /// `localhost` cookie of every local development server to every port, so a real redirect can
+    /// carry tens of kilobytes of `Cookie` header.
+    package static let maximumHeadSize = 64 * 1024
 
     /// Where the browser is sent after the callback, by `303 See Other`.
     static let signedInPath = "/sfauth/signed-in"
     /// Where the browser is sent after the callback when the login failed.
     static let failedPath = "/sfauth/failed"
 
-    /// The parts of a request line that the listener looks at.
-    struct RequestLine {
+    /// The parts of a request head that the listener looks at.
+    package struct RequestLine {
         var method: Substring
         var path: Substring
         var query: Substring
+        /// The `Host` header field's value, when there is exactly one.
+        var host: Substring? = nil
     }
 
     /// The offset just past `\r\n\r\n` in `bytes`, if the head is complete.
-    static func endOfHead(in bytes: [UInt8], searchFrom start: Int) -> Int? {
+    package static func endOfHead(in bytes: [UInt8], searchFrom start: Int) -> Int? {
         var index = max(start, 3)
         while index < bytes.count {
             if bytes[index] == 10, bytes[index - 1] == 13, bytes[index - 2] == 10, bytes[index - 3] == 13 {
@@ -28,18 +32,48 @@ enum LoopbackHTTP {
         return nil
     }
 
-    /// Parses `GET /path?query HTTP/1.1` from the start of a complete head; `nil` when malformed.
-    static func parseRequestLine(_ head: ArraySlice<UInt8>) -> RequestLine? {
+    /// Parses `GET /path?query HTTP/1.1` and the `Host` field from a complete head; `nil` when the
+    /// request line is malformed.
+    package static func parseRequestLine(_ head: ArraySlice<UInt8>) -> RequestLine? {
         guard let lineEnd = head.firstIndex(of: 13) else { return nil }
         let line = String(decoding: head[head.startIndex..<lineEnd], as: UTF8.self)
         let parts = line.split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, parts[2].hasPrefix("HTTP/1."),
               parts[1].first == "/" else { return nil }
         let target = parts[1]
+        var request: RequestLine
         if let mark = target.firstIndex(of: "?") {
-            return RequestLine(method: parts[0], path: target[..<mark], query: target[target.index(after: mark)...])
+            request = RequestLine(method: parts[0], path: target[..<mark], query: target[target.index(after: mark)...])
+        } else {
+            request = RequestLine(method: parts[0], path: target, query: "")
         }
-        return RequestLine(method: parts[0], path: target, query: "")
+        request.host = hostField(in: head[lineEnd...])
+        return request
+    }
+
+    /// The value of the one `Host` field among the header lines (RFC 9112 §3.2: a request with
+    /// none, or with several, is invalid); `nil` otherwise.
+    package static func hostField(in fields: ArraySlice<UInt8>) -> Substring? {
+        var found: Substring?
+        var count = 0
+        let text = String(decoding: fields, as: UTF8.self)
+        for line in text.split(separator: "\r\n", omittingEmptySubsequences: true) {
+            guard let colon = line.firstIndex(of: ":"),
+                  line[..<colon].lowercased() == "host" else { continue }
+            count += 1
+            found = line[line.index(after: colon)...].drop(while: { $0 == " " || $0 == "\t" })
+            while let last = found?.last, last == " " || last == "\t" { found = found?.dropLast() }
+        }
+        return count == 1 ? found : nil
+    }
+
+    /// Whether `host` (a `Host` field value) names this listener: `127.0.0.1:PORT`,
+    /// `localhost:PORT` or `[::1]:PORT`, exactly. Anything else — another name that resolves here
+    /// (DNS rebinding), a missing port — is not a request the browser made to us.
+    package static func isOwnHost(_ host: Substring?, port: UInt16) -> Bool {
+        guard let host else { return false }
+        let lowered = host.lowercased()
+        return ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)"].contains(lowered)
     }
 
     /// A complete response. Every response closes the connection and forbids caching, framing,

@@ -97,6 +97,7 @@ public final class LoopbackListener: Sendable {
         let hint = "No redirect arrived. If the browser showed an error from the server (for example a redirect URI that is not registered), "
             + "register \(redirectURI) for this client; otherwise run the login again."
         let request = LoopbackServer.Request(
+            port: port,
             callbackPath: configuration.callbackPath,
             expectedState: expectedState,
             timeoutMilliseconds: milliseconds,

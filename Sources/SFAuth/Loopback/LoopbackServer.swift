@@ -7,6 +7,8 @@ import SFAuthCore
 final class LoopbackServer {
     /// What the wait is for.
     struct Request: Sendable {
+        /// The port the listener is bound to: requests must name it in their `Host` field.
+        var port: UInt16
         var callbackPath: String
         var expectedState: String
         var timeoutMilliseconds: Int64
@@ -318,6 +320,12 @@ final class LoopbackServer {
     private func respond(to connection: Connection, head: ArraySlice<UInt8>, now: Int64) -> Next {
         guard let line = LoopbackHTTP.parseRequestLine(head) else {
             return send(LoopbackHTTP.rejected(reason: "the request is not a valid HTTP/1.1 request"),
+                        on: connection, now: now)
+        }
+        // On every path, the result pages included: a page of another origin that reaches this port
+        // under another name (DNS rebinding) is not the browser coming back from the server.
+        guard LoopbackHTTP.isOwnHost(line.host, port: request.port) else {
+            return send(LoopbackHTTP.rejected(reason: "the request is not addressed to this sign-in's listener (Host header)"),
                         on: connection, now: now)
         }
         let isGET = line.method == "GET"

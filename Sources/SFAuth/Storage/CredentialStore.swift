@@ -29,6 +29,19 @@ public protocol CredentialStore: Sendable {
 }
 
 extension CredentialStore {
+    /// Stores `credentials` only over an account that is still stored: a refresh that finishes after
+    /// the account was logged out must not bring it back (with a live refresh token nobody revokes).
+    /// Call it holding the account's lock (`lock(account:)`), which `logout` takes too.
+    ///
+    /// - Throws: `OAuthError.loginRequired` when the account is no longer stored.
+    @discardableResult
+    public func update(_ credentials: OAuthCredentials) throws(OAuthError) -> OAuthCredentials {
+        guard try load(identifier: credentials.identifier) != nil else {
+            throw .loginRequired("\(credentials.displayLabel) was signed out while its token was being renewed; nothing was kept. Run `sfauth login` to sign in again.")
+        }
+        return try save(credentials)
+    }
+
     /// The default account's credentials, or `nil` when nothing is stored.
     public func loadDefault() throws(OAuthError) -> OAuthCredentials? {
         guard let identifier = try defaultIdentifier() else { return nil }

@@ -59,6 +59,7 @@ public struct FileCredentialStore: CredentialStore {
 
     /// The lock file held while an account's tokens are refreshed.
     public func lockPath(for identifier: String) throws(OAuthError) -> String {
+        try requirePrivateDirectory()
         let locks = directory + "/locks"
         do { try POSIXFile.makePrivateDirectory(locks) } catch { throw .storage("\(error)") }
         return locks + "/" + FormURLEncoding.encode(identifier) + ".lock"
@@ -69,7 +70,15 @@ public struct FileCredentialStore: CredentialStore {
         accountsDirectory + "/" + FormURLEncoding.encode(identifier) + ".json"
     }
 
+    /// Refuses a directory that is not private to this user (see `POSIXFile.privateDirectoryProblem`):
+    /// credentials read from a directory someone else can write are not ours to trust, and secrets
+    /// written there are not safe. One `lstat`, before every operation.
+    func requirePrivateDirectory() throws(OAuthError) {
+        if let problem = POSIXFile.privateDirectoryProblem(directory) { throw .storage(problem) }
+    }
+
     public func load(identifier: String) throws(OAuthError) -> OAuthCredentials? {
+        try requirePrivateDirectory()
         let path = path(for: identifier)
         let bytes: [UInt8]?
         do { bytes = try POSIXFile.read(path) } catch { throw .storage("\(error)") }
@@ -79,6 +88,7 @@ public struct FileCredentialStore: CredentialStore {
 
     @discardableResult
     public func save(_ kept: OAuthCredentials) throws(OAuthError) -> OAuthCredentials {
+        try requirePrivateDirectory()
         var kept = kept
         var credentials = kept
         let inSecretStore = kept.refreshTokenInSecretStore ?? placesNewRefreshTokensInSecretStore
@@ -124,10 +134,12 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     public func identifiers() throws(OAuthError) -> [String] {
+        try requirePrivateDirectory()
         do { return try listIdentifiers() } catch { throw .storage("\(error)") }
     }
 
     public func defaultIdentifier() throws(OAuthError) -> String? {
+        try requirePrivateDirectory()
         do { return try readDefault() } catch { throw .storage("\(error)") }
     }
 
@@ -155,7 +167,7 @@ public struct FileCredentialStore: CredentialStore {
 
     // MARK: - File format
 
-    static func encode(_ credentials: OAuthCredentials) -> [UInt8] {
+    package static func encode(_ credentials: OAuthCredentials) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .secondsSince1970
@@ -167,7 +179,7 @@ public struct FileCredentialStore: CredentialStore {
         .storage("the refresh token of \(credentials.displayLabel) is in the keyring, but the keyring is not in use (--storage file / SFAUTH_STORAGE=file); use --storage keyring or auto")
     }
 
-    static func decode(_ bytes: [UInt8], path: String) throws(OAuthError) -> OAuthCredentials {
+    package static func decode(_ bytes: [UInt8], path: String) throws(OAuthError) -> OAuthCredentials {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
         do {
@@ -196,6 +208,7 @@ public struct FileCredentialStore: CredentialStore {
     // MARK: - Helpers
 
     private func locked(_ body: () throws(POSIXFile.Failure) -> Void) throws(OAuthError) {
+        try requirePrivateDirectory()
         do {
             try POSIXFile.makePrivateDirectory(directory)
             try POSIXFile.withExclusiveLock(lockFile, body).get()

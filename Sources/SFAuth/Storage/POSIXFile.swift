@@ -106,6 +106,31 @@ enum POSIXFile {
         if info.st_mode & 0o077 != 0 && info.st_uid == getuid() { _ = chmod(path, 0o700) }
     }
 
+    /// What is wrong with a directory that should be private to this user, in a sentence with the
+    /// fix; `nil` when it is fine or does not exist. The directory itself must not be a symbolic
+    /// link, must belong to this user, and must not be writable by group or others (anyone could
+    /// have put files there). One `lstat`.
+    static func privateDirectoryProblem(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            return errno == ENOENT ? nil : "\(path) cannot be inspected (\(String(cString: strerror(errno))))"
+        }
+        if info.st_mode & S_IFMT == S_IFLNK {
+            return "\(path) is a symbolic link, which sfauth does not follow for its credentials; replace it with a directory of your own (mkdir -m 700), or point SFAUTH_HOME at one"
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            return "\(path) is not a directory; move it away, or point SFAUTH_HOME elsewhere"
+        }
+        guard info.st_uid == getuid() else {
+            return "\(path) belongs to user id \(info.st_uid), not to you (\(getuid())); move it away, or point SFAUTH_HOME at a directory of your own"
+        }
+        guard info.st_mode & 0o022 == 0 else {
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            return "\(path) is writable by \(info.st_mode & 0o002 != 0 ? "everyone" : "its group") (mode \(mode)), so its files cannot be trusted; check them, then run `chmod 700 \(path)`"
+        }
+        return nil
+    }
+
     /// Runs `body` holding an exclusive `flock` on `lockPath` (created 0600 when missing). The lock is
     /// on a separate file because `rename` replaces the data files' inodes; it is released when the
     /// descriptor closes, also when the process dies.

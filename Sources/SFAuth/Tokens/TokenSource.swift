@@ -105,9 +105,12 @@ public struct TokenSource: Sendable {
         let lock = try await store.lock(account: stored.identifier)
         defer { withExtendedLifetime(lock) {} }
 
-        // Another thread or process may have refreshed while we waited for the lock: adopt its token.
+        // Another thread or process may have refreshed while we waited for the lock: adopt its token
+        // unless it has actually expired. (Within the leeway is good enough here: refreshing again
+        // would retire the token the other process just handed out.)
         let current = try load(stored.identifier)
-        if current.accessToken != stored.accessToken && isUsable(current) { return current }
+        if current.accessToken != stored.accessToken && !current.needsLogin
+            && !current.isExpired(at: now(), leeway: 0, assumedLifetime: options.assumedLifetime) { return current }
         if !forceRefresh && isUsable(current) { return current }
         try requireRefreshable(current)
         return try await refresh(current)
@@ -145,7 +148,8 @@ public struct TokenSource: Sendable {
     /// account as needing a login; a transient failure changes nothing.
     private func refresh(_ credentials: OAuthCredentials) async throws(OAuthError) -> OAuthCredentials {
         let request: HTTPRequest
-        if let refreshToken = try store.refreshToken(of: credentials) {
+        let usedRefreshToken = try store.refreshToken(of: credentials)
+        if let refreshToken = usedRefreshToken {
             request = TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint,
                                            client: ClientConfiguration(clientId: credentials.clientId))
         } else if let renewal = credentials.jwtBearerRenewal {
@@ -157,9 +161,17 @@ public struct TokenSource: Sendable {
         } else {
             throw .loginRequired("The access token of \(credentials.displayLabel) has expired and there is no refresh token. Run `sfauth login` again.")
         }
+        let httpResponse = try await httpClient.sendForOAuth(request)
+        // A server that rotates refresh tokens has retired the old one the moment it answers: the new
+        // one is stored before anything else is read from the answer, or could fail.
+        var current = credentials
+        if let rotated = TokenResponse.rotatedRefreshToken(in: httpResponse), rotated != usedRefreshToken {
+            current.refreshToken = rotated
+            current = try store.update(current)
+        }
         let response: TokenResponse
         do {
-            response = try TokenResponse.decode(try await httpClient.sendForOAuth(request), endpoint: credentials.server.tokenEndpoint)
+            response = try TokenResponse.decode(httpResponse, endpoint: credentials.server.tokenEndpoint)
         } catch .tokenRequestRejected(let error) where error.code == "invalid_grant" {
             if error.description?.contains("already being processed") == true {
                 // Salesforce: a refresh with this token is running elsewhere (another machine). Not our token's fault.
@@ -167,19 +179,16 @@ public struct TokenSource: Sendable {
             }
             var rejected = credentials
             rejected.status = .loginRequired
-            try store.save(rejected)
+            try store.update(rejected)
             throw .loginRequired("The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)). Run `sfauth login` again.")
         }
-        let refreshed = credentials.refreshed(with: response, now: now())
+        let refreshed = current.refreshed(with: response, now: now())
         if let idToken = response.idToken, idToken != credentials.idToken {
-            // OIDC Core §12.2. Checking it may fetch the server's keys, so the rotated refresh token is
-            // stored first, alone: the new access token is used only once the new ID token passed.
-            var kept = credentials
-            kept.refreshToken = refreshed.refreshToken
-            try store.save(kept)
+            // OIDC Core §12.2. Only the rotated refresh token is kept (above) until the new ID token
+            // passed: the new access token is used only then.
             try await IDTokenValidator(httpClient: httpClient).acceptRefreshed(idToken, of: credentials, now: now())
         }
-        try store.save(refreshed)
+        try store.update(refreshed)
         return refreshed
     }
 

@@ -1,0 +1,36 @@
+import SFAuth
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What sfauth prints on standard output that came from outside (a server's or a user's words):
+/// made safe for a terminal without changing what a script reads.
+extension String {
+    /// For human-readable output: control and bidi characters escaped (`TerminalText`).
+    var terminalSafe: String { TerminalText.escaped(self) }
+}
+
+/// JSON for `--json` outputs: keys sorted, slashes unescaped, and every character that could
+/// drive a terminal written as a `\uXXXX` escape — the same data for a JSON reader, harmless on a
+/// screen. (`JSONEncoder` escapes only U+0000–U+001F; DEL, the C1 range and the bidi formatting
+/// characters are escaped here.)
+enum JSONOutput {
+    static func render<T: Encodable>(_ value: T, pretty: Bool = true, fallback: String = "{}") -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .secondsSince1970
+        guard let data = try? encoder.encode(value) else { return fallback }
+        var out = String.UnicodeScalarView()
+        for scalar in String(decoding: data, as: UTF8.self).unicodeScalars {
+            if TerminalText.needsEscape(scalar) {
+                let hex = String(scalar.value, radix: 16)
+                out.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).unicodeScalars)
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+}
