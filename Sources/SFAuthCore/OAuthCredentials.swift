@@ -203,15 +203,16 @@ public enum AccountIdentifier {
     /// What the user part of an identifier begins with when the server did not say who signed in.
     static let unidentifiedMarker = "unidentified"
 
-    /// `<host[:port]>/<user id>`; when the server did not say who signed in, `<host[:port]>/user:<username>`
-    /// for a grant that named the user, `<host[:port]>/client:<client id>` for the client credentials
-    /// grant (the client is the account), else `<host[:port]>/unidentified` — a placeholder that
-    /// `unidentified(server:number:)` turns into an account of its own when it is stored.
+    /// `<host[:port]>/client:<client id>` for the client credentials grant (the client is the
+    /// account, whatever user the server lets it act as); otherwise `<host[:port]>/<user id>`; when
+    /// the server did not say who signed in, `<host[:port]>/user:<username>` for a grant that named
+    /// the user, else `<host[:port]>/unidentified` — a placeholder that `unidentified(server:number:)`
+    /// turns into an account of its own when it is stored.
     public static func make(server: AuthorizationServer, userId: String?, username: String? = nil, clientId: String,
                             obtainedBy: AuthType? = nil) -> String {
+        if obtainedBy == .clientCredentials { return "\(host(of: server))/client:\(clientId)" }
         if let userId { return "\(host(of: server))/\(userId)" }
         if let username { return "\(host(of: server))/user:\(username)" }
-        if obtainedBy == .clientCredentials { return "\(host(of: server))/client:\(clientId)" }
         return "\(host(of: server))/\(unidentifiedMarker)"
     }
 

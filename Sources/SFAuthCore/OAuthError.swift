@@ -91,14 +91,16 @@ extension OAuthError: CustomStringConvertible {
         case .authorizationDenied(let error) where error.code == "access_denied":
             return "The sign-in was denied (\(error.summary)). Run the login again and approve access to continue."
         case .authorizationDenied(let error):
-            return "The authorization server refused the sign-in: \(error.summary)."
+            return "The authorization server refused the sign-in: \(Self.trimmingPeriod(error.summary))."
         case .tokenRequestRejected(let error):
             let status = error.httpStatus.map { " (HTTP \($0))" } ?? ""
-            return "The token endpoint refused the request\(status): \(error.summary)."
+            return "The token endpoint refused the request\(status): \(Self.trimmingPeriod(error.summary))."
         case .invalidServerResponse(let message):
-            return "The server's answer could not be used: \(message)"
+            // Every such message ends with what to do; most can only say "try again later".
+            let advice = message.contains(" again") ? "" : "; the server may be failing, try again later"
+            return "The server's answer could not be used: \(Self.trimmingPeriod(message))\(advice)."
         case .network(let message):
-            return "Network error: \(message). Check the connection and try again."
+            return "Network error: \(Self.trimmingPeriod(message)). Check the connection and try again."
         case .cancelled:
             return "The sign-in was cancelled."
         case .timedOut(let seconds, let hint):
@@ -112,5 +114,10 @@ extension OAuthError: CustomStringConvertible {
         case .idTokenRejected(let message):
             return "The ID token was refused: \(message). Try again; if it persists, check the issuer, the client id and this machine's clock."
         }
+    }
+
+    /// `text` without its final period, so a sentence built around it ends with exactly one.
+    private static func trimmingPeriod(_ text: String) -> String {
+        text.hasSuffix(".") ? String(text.dropLast()) : text
     }
 }

@@ -53,7 +53,13 @@ public struct TokenResponse: Sendable, Equatable {
             }
             return try TokenResponse(json: json)
         }
-        if let error = serverError(in: response, json: json) { throw .tokenRequestRejected(error) }
+        if let error = serverError(in: response, json: json) {
+            // A server that failed (5xx) or is overloaded did not judge the request: try again later.
+            if response.status >= 500 || error.code == "temporarily_unavailable" {
+                throw .invalidServerResponse("the token endpoint \(endpoint) answered HTTP \(response.status) (\(error.summary)); try again later")
+            }
+            throw .tokenRequestRejected(error)
+        }
         throw .invalidServerResponse("the token endpoint \(endpoint) answered HTTP \(response.status) with \(describe(response))")
     }
 
@@ -159,7 +165,8 @@ public struct TokenResponse: Sendable, Equatable {
             if let title = htmlTitle(text) { return "an HTML page (title: \(title))" }
             return "an HTML page"
         }
-        return "a \(response.mediaType ?? "untyped") body of \(response.body.count) bytes"
+        let type = response.mediaType ?? "untyped"
+        return "\(type.first.map { "aeiou".contains($0) } == true ? "an" : "a") \(type) body of \(response.body.count) bytes"
     }
 
     private static func htmlTitle(_ html: String) -> String? {

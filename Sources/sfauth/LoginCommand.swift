@@ -94,7 +94,9 @@ struct LoginCommand: AsyncParsableCommand {
         let configuration: LoadedConfiguration
         let store: FileCredentialStore
         let launcher: (any BrowserLauncher)?
+        let httpClient: CurlHTTPClient
         do throws(OAuthError) {
+            httpClient = try HTTPSettings.client(environment: environment)
             configuration = try provider.load(environment: environment)
             let mode = if let storage { storage } else { try StorageMode(environment: environment) }
             let setup = try mode.store(environment: environment, signingIn: true)
@@ -109,7 +111,7 @@ struct LoginCommand: AsyncParsableCommand {
         var client = configuration.resolved.client
         let grant: Grant?
         do throws(OAuthError) {
-            server = try await self.server(for: configuration.resolved.server, environment: environment)
+            server = try await self.server(for: configuration.resolved.server, environment: environment, httpClient: httpClient)
             client.clientSecret = try SecretInput.clientSecret(file: grants.clientSecretFile, environment: environment)
             grant = try await grants.grant(for: configuration.resolved, server: server)
         } catch {
@@ -118,13 +120,13 @@ struct LoginCommand: AsyncParsableCommand {
         if force && !client.additionalAuthorizationParameters.contains(where: { $0.name == "prompt" }) {
             client.additionalAuthorizationParameters.append(AuthorizationParameter(name: "prompt", value: "login"))
         }
-        if force { await revokeDefaultAccount(in: store) }
+        if force { await revokeDefaultAccount(in: store, httpClient: httpClient) }
         let acceptsPaste = paste || (isatty(0) == 1 && (noBrowser || !LoginProgressReporter.hasDisplay(environment)))
         let reporter = LoginProgressReporter(store: store, timeoutSeconds: timeout, acceptsPaste: acceptsPaste, environment: environment)
         let coordinator = OAuthCoordinator(
             configuration: .init(server: server, client: client, timeout: .seconds(timeout), browserLauncher: launcher, alias: alias,
                                  pastedRedirects: acceptsPaste ? StandardInputRedirectSource() : nil),
-            delegate: reporter, store: store)
+            delegate: reporter, httpClient: httpClient, store: store)
         let interrupts = InterruptHandler { coordinator.cancel() }
         defer { interrupts.stop() }
 
@@ -142,22 +144,23 @@ struct LoginCommand: AsyncParsableCommand {
     // MARK: - Building the configuration
 
     /// The server: known endpoints as they are, or an issuer's discovered ones with explicit overrides.
-    private func server(for selection: ServerSelection, environment: [String: String]) async throws(OAuthError) -> AuthorizationServer {
+    private func server(for selection: ServerSelection, environment: [String: String],
+                        httpClient: any HTTPClient) async throws(OAuthError) -> AuthorizationServer {
         switch selection {
         case .known(let server):
             return server
         case .discover(let issuer, let overrides):
-            let client = DiscoveryClient(cacheDirectory: DiscoveryClient.cacheDirectory(environment: environment))
+            let client = DiscoveryClient(httpClient: httpClient, cacheDirectory: DiscoveryClient.cacheDirectory(environment: environment))
             return overrides.applied(to: try await client.discover(issuer: issuer).server)
         }
     }
 
     /// `--force`: revoke the default account's tokens before signing in again (best effort).
-    private func revokeDefaultAccount(in store: FileCredentialStore) async {
+    private func revokeDefaultAccount(in store: FileCredentialStore, httpClient: any HTTPClient) async {
         guard let identifier = try? store.defaultIdentifier(), let stored = try? store.load(identifier: identifier) else { return }
         var credentials = stored
         credentials.refreshToken = try? store.refreshToken(of: stored)
-        let report = await TokenRevoker().revoke(credentials)
+        let report = await TokenRevoker(httpClient: httpClient).revoke(credentials)
         StandardError.line("Revoking the tokens of \(credentials.displayLabel) first: \(report.summary).")
         if report.isRevokedAtServer {
             // Should the new sign-in fail, `sfauth token` must not hand out the revoked token.

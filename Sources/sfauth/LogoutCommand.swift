@@ -48,7 +48,8 @@ struct LogoutCommand: AsyncParsableCommand {
             }
             let defaultBefore = try store.defaultIdentifier()
             // Short timeouts: logging out must not hang on an unreachable server.
-            let revoker = TokenRevoker(httpClient: CurlHTTPClient(options: .init(connectTimeout: .seconds(5), totalTimeout: .seconds(15))))
+            let revoker = TokenRevoker(httpClient: try HTTPSettings.client(environment: ProcessInfo.processInfo.environment,
+                                                                           connectTimeout: .seconds(5), totalTimeout: .seconds(15)))
             for identifier in identifiers {
                 // The account's refresh lock: a `sfauth token` refreshing it right now finishes first,
                 // and its new tokens are the ones revoked — never written back after the logout.

@@ -95,7 +95,8 @@ struct TokenCommand: AsyncParsableCommand {
     /// `SFAUTH_ASSUMED_TOKEN_LIFETIME` say — the same for the fast path and the full command.
     private static func tokenSource(environment: [String: String]) throws(OAuthError) -> (store: FileCredentialStore, source: TokenSource) {
         let store = try StoreSetup.existingAccounts(environment: environment)
-        return (store, TokenSource(store: store, options: try TokenSource.Options(environment: environment)))
+        return (store, TokenSource(store: store, httpClient: try HTTPSettings.client(environment: environment),
+                                   options: try TokenSource.Options(environment: environment)))
     }
 
     private static func fail(_ error: OAuthError) -> ExitStatus {

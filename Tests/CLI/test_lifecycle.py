@@ -94,22 +94,33 @@ def test_rejected_refresh_token_requires_login_and_keeps_the_account(sfauth, ser
 
 
 class RotatingTokenEndpoint(BaseHTTPRequestHandler):
-    """A token endpoint that rotates refresh tokens and answers after a random short delay, so a
-    client killed at a random moment is caught before, during and after its refresh."""
-    issued = {"rt-0"}
+    """A token endpoint (password and refresh grants, rotating refresh tokens) and a revocation
+    endpoint that answer after a random short delay, so a client killed at a random moment is
+    caught before, during and after each request."""
+    issued = set()
+    revoked = set()
     lock = threading.Lock()
     counter = 0
 
     def do_POST(self):
         form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
         time.sleep(random.uniform(0, 0.03))
+        if self.path == "/revoke":
+            with self.lock:
+                self.revoked.add(form["token"][0])
+            return self.reply(200, b"")
+        grant = form["grant_type"][0]
+        assert grant in ("refresh_token", "password"), grant
         with self.lock:
+            if grant == "refresh_token" and form["refresh_token"][0] in self.revoked:
+                return self.reply(400, json.dumps({"error": "invalid_grant"}).encode())
             type(self).counter += 1
             n = self.counter
             self.issued.add(f"rt-{n}")
-        assert form["grant_type"] == ["refresh_token"]
-        body = json.dumps({"access_token": f"at-{n}", "expires_in": 1, "refresh_token": f"rt-{n}"}).encode()
-        self.send_response(200)
+        self.reply(200, json.dumps({"access_token": f"at-{n}", "expires_in": 1, "refresh_token": f"rt-{n}"}).encode())
+
+    def reply(self, status, body):
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -119,35 +130,51 @@ class RotatingTokenEndpoint(BaseHTTPRequestHandler):
         pass
 
 
-def test_kill_during_refresh_never_corrupts_the_store(sfauth):
+def check_store(home):
+    """The store after any kill: complete, valid files; the default names a stored account; every
+    refresh token kept is one the server issued."""
+    accounts = sorted((home / "accounts").glob("*.json")) if (home / "accounts").exists() else []
+    for path in accounts:
+        stored = json.loads(path.read_text())          # always a complete, valid file
+        assert stored["refreshToken"] in RotatingTokenEndpoint.issued
+        assert stored["accessToken"].startswith("at-")
+    default = home / "default"
+    if default.exists() and accounts:
+        named = default.read_text().strip()
+        assert any(json.loads(p.read_text())["identifier"] == named for p in accounts), named
+    return accounts
+
+
+def test_kill_at_any_moment_never_corrupts_the_store(sfauth):
+    """200 cycles of a refresh, a sign-in that replaces the account, or a logout, each killed with
+    SIGKILL at a random moment (or left to finish)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), RotatingTokenEndpoint)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        endpoint = f"http://127.0.0.1:{server.server_address[1]}/token"
-        (sfauth.home / "accounts").mkdir(parents=True)
-        (sfauth.home / "default").write_text("crash.example/u\n")
-        path = sfauth.home / "accounts" / "crash.example%2Fu.json"
-        path.write_text(json.dumps({
-            "identifier": "crash.example/u", "clientId": "c", "redirectURI": "http://127.0.0.1:1/cb",
-            "server": {"authorizationEndpoint": endpoint, "tokenEndpoint": endpoint, "flavor": "standard"},
-            "accessToken": "at-0", "tokenType": "Bearer", "refreshToken": "rt-0", "expiresAt": 0,
-            "issuedAt": 0, "scopes": []}))
-        kills = 0
-        for _ in range(60):
-            process = subprocess.Popen([sfauth.binary, "token", "--refresh"], env=sfauth.env,
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        login = [sfauth.binary, "login", "--authorize-url", base + "/authorize", "--token-url", base + "/token",
+                 "--revoke-url", base + "/revoke", "--client-id", "c", "--password", "--username", "alice"]
+        operations = {"refresh": [sfauth.binary, "token", "--refresh"], "login": login, "logout": [sfauth.binary, "logout"]}
+        kills = {name: 0 for name in operations}
+        for _ in range(200):
+            name = "login" if not check_store(sfauth.home) else random.choice(["refresh", "refresh", "login", "logout"])
+            process = subprocess.Popen(operations[name], env=sfauth.env, stdin=subprocess.PIPE,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(random.uniform(0, 0.06))
+            process.stdin.write(b"password\n")
+            process.stdin.close()
+            time.sleep(random.uniform(0, 0.08))
             if process.poll() is None:
                 process.send_signal(signal.SIGKILL)
-                kills += 1
+                kills[name] += 1
             process.wait()
-            stored = json.loads(path.read_text())          # always a complete, valid file
-            assert stored["refreshToken"] in RotatingTokenEndpoint.issued
-            assert stored["accessToken"].startswith("at-")
+            check_store(sfauth.home)
+        # Whatever the last cycle left, the next commands work on it.
+        final = subprocess.run(login, env=sfauth.env, input="password\n", capture_output=True, text=True, timeout=60)
+        assert final.returncode == OK, final.stderr
         check = sfauth.run("token", "--json", "--refresh")
         assert check.returncode == OK, check.stderr
         # Temporary files of killed writers are cleaned up by the next write.
-        assert sfauth.stored_accounts() == ["crash.example%2Fu.json"]
-        assert kills >= 10, f"only {kills} of 60 processes were killed mid-run; the test did not test much"
+        assert sfauth.stored_accounts() == [f"127.0.0.1%3A{server.server_address[1]}%2Fuser%3Aalice.json"]
+        assert all(count >= 5 for count in kills.values()), f"too few processes were killed mid-run: {kills}"
     finally:
         server.shutdown()
