@@ -15,7 +15,9 @@ struct LogoutCommand: AsyncParsableCommand {
             Revokes the refresh token (which ends its access tokens) and the access token (RFC 7009; \
             Salesforce's /services/oauth2/revoke), then removes the stored credentials. When the server \
             cannot be reached the credentials are still removed and the message says what could not be \
-            revoked. Logging out of the default account makes the first remaining account the default.
+            revoked. Logging out of the default account makes the first remaining account the default. \
+            For a confidential client, set SFAUTH_CLIENT_SECRET: logging out of one account then sends it \
+            with the revocation, which some servers require.
 
             Examples:
               sfauth logout                 # the default account
@@ -47,9 +49,15 @@ struct LogoutCommand: AsyncParsableCommand {
                 return
             }
             let defaultBefore = try store.defaultIdentifier()
+            let environment = ProcessInfo.processInfo.environment
+            // A confidential client's secret authenticates the revocation (some servers refuse it
+            // otherwise) — only when one account is logged out: a secret is never sent to a server
+            // it may not belong to.
+            let secret = identifiers.count == 1 ? try SecretInput.clientSecret(file: nil, environment: environment) : nil
             // Short timeouts: logging out must not hang on an unreachable server.
-            let revoker = TokenRevoker(httpClient: try HTTPSettings.client(environment: ProcessInfo.processInfo.environment,
-                                                                           connectTimeout: .seconds(5), totalTimeout: .seconds(15)))
+            let revoker = TokenRevoker(httpClient: try HTTPSettings.client(environment: environment, connectTimeout: .seconds(5),
+                                                                           totalTimeout: .seconds(15)),
+                                       clientSecret: secret)
             for identifier in identifiers {
                 // The account's refresh lock: a `sfauth token` refreshing it right now finishes first,
                 // and its new tokens are the ones revoked — never written back after the logout.

@@ -69,6 +69,24 @@ import Testing
         #expect(endpoint.count == 1)
     }
 
+    @Test func aBare400ToARefreshIsARejectedRefreshToken() async throws {
+        // Glewlwyd answers a retired or revoked refresh token with 400 and no body at all.
+        _ = try stored(expiresIn: 10)
+        let endpoint = CountingTokenEndpoint { _ in HTTPResponse(status: 400, body: []) }
+        let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
+        let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
+        #expect(error?.recovery == .logInAgain)
+        #expect(try store.loadDefault()?.needsLogin == true)
+        // A 400 with a body that is not an OAuth error is the server's trouble, not the token's.
+        _ = try stored(expiresIn: 10)
+        let html = CountingTokenEndpoint { _ in HTTPResponse(status: 400, body: Array("<html>proxy error</html>".utf8)) }
+        let again = await #expect(throws: OAuthError.self) {
+            try await TokenSource(store: self.store, httpClient: html, now: { self.start.addingTimeInterval(100) }).credentials()
+        }
+        #expect(again?.recovery == .retryLater)
+        #expect(try store.loadDefault()?.needsLogin == false)
+    }
+
     @Test func networkFailureChangesNothing() async throws {
         let before = try stored(expiresIn: 10)
         let endpoint = CountingTokenEndpoint { _ in throw HTTPTransportError(kind: .connect, message: "could not connect to idp.example:443") }

@@ -6,8 +6,8 @@ import SFAuthCore
 /// The refresh token is revoked first when there is one: that ends its access tokens too, at
 /// Salesforce and at servers that follow RFC 7009 §2.1. The access token is revoked as well, best
 /// effort (a server that cannot tie it to the refresh token still ends it). Each request carries
-/// `token_type_hint` and `client_id`; the client is taken to be public (no `client_secret`), like
-/// the refresh in `TokenSource`.
+/// `token_type_hint` and `client_id`, and the client secret when one is given (servers such as
+/// Glewlwyd revoke only for an authenticated client).
 ///
 /// `revoke` never throws: a server that cannot be reached, refuses, answers 5xx, or a cancelled
 /// task, all end up in the `RevocationReport`, whose `summary` says in one line what happened.
@@ -15,11 +15,17 @@ import SFAuthCore
 /// the remaining token is not tried, so a dead host costs one timeout, not two.
 public struct TokenRevoker: Sendable {
     private let httpClient: any HTTPClient
+    private let clientSecret: String?
 
     /// Creates a revoker that sends its requests through `httpClient`. Default: a `CurlHTTPClient`
     /// (which loads libcurl on its first request).
-    public init(httpClient: any HTTPClient = CurlHTTPClient()) {
+    ///
+    /// - Parameter clientSecret: the `client_secret` of a confidential client, sent with each
+    ///   request (RFC 7009 §2.1: the client "also includes its authentication credentials"). Give it
+    ///   only for the client it belongs to. Default: `nil` (a public client).
+    public init(httpClient: any HTTPClient = CurlHTTPClient(), clientSecret: String? = nil) {
         self.httpClient = httpClient
+        self.clientSecret = clientSecret
     }
 
     /// Revokes `credentials.refreshToken` (when present) and `credentials.accessToken` at
@@ -47,7 +53,7 @@ public struct TokenRevoker: Sendable {
             })
         }
 
-        let client = ClientConfiguration(clientId: credentials.clientId)
+        let client = ClientConfiguration(clientId: credentials.clientId, clientSecret: clientSecret)
         var entries: [RevocationReport.Entry] = []
         var serverAnswered = true
         for (hint, token) in tokens {

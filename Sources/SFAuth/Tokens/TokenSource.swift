@@ -171,7 +171,7 @@ public struct TokenSource: Sendable {
         }
         let response: TokenResponse
         do {
-            response = try TokenResponse.decode(httpResponse, endpoint: credentials.server.tokenEndpoint)
+            response = try TokenResponse.decode(Self.readingEmptyRefusal(httpResponse, to: request), endpoint: credentials.server.tokenEndpoint)
         } catch .tokenRequestRejected(let error) where error.code == "invalid_grant" {
             if error.description?.contains("already being processed") == true {
                 // Salesforce: a refresh with this token is running elsewhere (another machine). Not our token's fault.
@@ -190,6 +190,17 @@ public struct TokenSource: Sendable {
         }
         try store.update(refreshed)
         return refreshed
+    }
+
+    /// Some servers refuse a refresh token with a bare `400` and no body (Glewlwyd, for a retired or
+    /// revoked one) instead of RFC 6749 §5.2's `invalid_grant`. For a refresh grant the refresh
+    /// token is the only thing that can be wrong, so such an answer is read as that error: only a
+    /// new sign-in helps, and "try again later" would send the user round in circles.
+    private static func readingEmptyRefusal(_ response: HTTPResponse, to request: HTTPRequest) -> HTTPResponse {
+        guard response.status == 400, response.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D }),
+              request.bodyText.hasPrefix("grant_type=refresh_token&") else { return response }
+        let body = #"{"error":"invalid_grant","error_description":"the server refused the refresh token (HTTP 400 with an empty body)"}"#
+        return HTTPResponse(status: 400, headers: ["content-type": "application/json"], body: Array(body.utf8))
     }
 
     /// Whether a new access token can be had for `credentials` without a person: a refresh token, a
