@@ -31,8 +31,22 @@ text in "error".
   SFAUTH_TEST_CHROMIUM / SFAUTH_TEST_CHROMEDRIVER  binaries (/usr/bin/chromium, /usr/bin/chromedriver)
 
 Result: {"ok", "action", "url", "final_url", "title", "page_text", "forged_status", "forged_body",
-"device_status", "error", "seconds", "steps"}; device_status: "authorized" | "denied" | null (the
-device grant's final page). Exit status 0 when ok.
+"device_status", "http_status", "server", "error", "seconds", "steps"}; device_status: "authorized" |
+"denied" | null (the device grant's final page); http_status: the status of the last server page
+when it was an HTTP error, else null; server: "glewlwyd" once one of its pages was seen, else null.
+Exit status 0 when ok.
+
+Glewlwyd (the second test server, scripts/second-server; its pages are a single-page web app titled
+"Glewlwyd ..."): the login form is filled the same way; its consent page has no deny button, so
+`deny` ends there with ok=false and error "deny is not supported: ..." (nothing is clicked);
+`approve` ticks every requested scope (optional scopes start unticked), clicks "Grant access" and
+then "Continue". Its device pages: the verification_uri_complete leads to sign-in and the consent
+page, then to "Authorization complete" (device_status "authorized"); on the plain verification_uri
+the code is typed from SFAUTH_TEST_DEVICE_USER_CODE (Glewlwyd asks for it before the sign-in); a
+refused code ends with ok=false and "user code refused: ..." ("Invalid code, please retry" when signed
+in; "scope parameter is missing; Invalid login URL" before). An authorization endpoint that answers an HTTP error with no page of its own
+(Glewlwyd's 403 for an unregistered redirect URI) ends with ok=false, "http_status" set and
+error "the server answered HTTP <status> ...".
 
 From Python (a pytest): Tests/Browser/drive.py runs this in a subprocess and returns the result.
 """
@@ -109,6 +123,8 @@ class Result:
             "forged_status": None,
             "forged_body": None,
             "device_status": None,
+            "http_status": None,
+            "server": None,
             "error": None,
             "seconds": None,
             "steps": [],
@@ -256,6 +272,44 @@ def run(result, url, action, profile_dir, holder):
         except WebDriverException:
             return None
 
+    def displayed(css):
+        try:
+            return [e for e in driver.find_elements(By.CSS_SELECTOR, css) if e.is_displayed()]
+        except WebDriverException:
+            return []
+
+    def http_status():
+        """The HTTP status of the current document (Navigation Timing), None when unknown."""
+        try:
+            return driver.execute_script(
+                "var n = performance.getEntriesByType('navigation')[0];"
+                "return n && n.responseStatus ? n.responseStatus : null;"
+            )
+        except WebDriverException:
+            return None
+
+    def bare_error_page():
+        """Chromium's own page for an HTTP error without a body ("HTTP ERROR 403"), or an empty page."""
+        try:
+            return driver.execute_script(
+                "return !!document.getElementById('main-frame-error') ||"
+                " !(document.body && document.body.innerText.trim());"
+            )
+        except WebDriverException:
+            return False
+
+    def glewlwyd_grant_buttons():
+        """Glewlwyd's "Grant access" button (the consent page's primary button; not the login
+        form's "OK", not the device page's "OK")."""
+        return [b for b in displayed("button.btn-primary")
+                if b.get_attribute("id") != "loginbut" and "btn-icon" not in (b.get_attribute("class") or "")]
+
+    def is_glewlwyd():
+        try:
+            return (driver.title or "").startswith("Glewlwyd")
+        except WebDriverException:
+            return False
+
     def on_target(current):
         if current.startswith("chrome-error://"):
             return False
@@ -277,6 +331,7 @@ def run(result, url, action, profile_dir, holder):
 
     logged_in = False
     consent_clicked = False
+    glewlwyd_continue_clicked = False
     user_code_submitted = False
     device_decided = False
     typed_user_code = os.environ.get("SFAUTH_TEST_DEVICE_USER_CODE") or None
@@ -310,6 +365,16 @@ def run(result, url, action, profile_dir, holder):
             elif first("#login-error, .errornote"):
                 finish(False, "login rejected: " + first("#login-error, .errornote").text.strip())
                 break
+            elif logged_in and is_glewlwyd() and any(
+                "error" in t.text.lower() for t in displayed(".toast")
+            ):
+                # Glewlwyd shows a refused sign-in as a toast ("Authentication error") on the login page.
+                result.data["server"] = "glewlwyd"
+                toast = next(t for t in displayed(".toast") if "error" in t.text.lower())
+                bodies = toast.find_elements(By.CSS_SELECTOR, ".toast-body")
+                text = (bodies[0].text if bodies else toast.text).strip()
+                finish(False, "login rejected: " + " ".join(text.split()))
+                break
             elif first("input[name=password]") is not None and first("input[name=username]") is not None:
                 if logged_in:
                     pass  # still on the login page (submitted; navigation pending)
@@ -330,6 +395,75 @@ def run(result, url, action, profile_dir, holder):
                         pass_field.submit()
                     logged_in = True
                     login_url = current
+            elif is_glewlwyd() and "prompt=deviceComplete" in current:
+                result.data["server"] = "glewlwyd"
+                result.data["device_status"] = "authorized"
+                result.step("glewlwyd device page: authorization complete")
+                finish(action in ("approve", "login-only"),
+                       None if action in ("approve", "login-only") else "the device code was approved, not denied")
+                break
+            elif is_glewlwyd() and "prompt=deviceCodeError" in current:
+                result.data["server"] = "glewlwyd"
+                body = driver.execute_script("return document.body ? document.body.innerText : ''") or ""
+                # Signed in: "Invalid code, please retry" under the code field. Not signed in yet:
+                # only "scope parameter is missing" / "Invalid login URL".
+                lines = [line.strip() for line in body.splitlines() if line.strip()]
+                text = next((line for line in lines if "invalid code" in line.lower()), None) or "; ".join(
+                    line for line in lines if line not in ("Glewlwyd", "Logout", "Manage", "Change user", "OK"))
+                result.step(f"glewlwyd refused the user code: {text}")
+                finish(False, "user code refused: " + text)
+                break
+            elif is_glewlwyd() and displayed("input[maxlength='9']") and not user_code_submitted:
+                # Glewlwyd's device page on the plain verification_uri: type the user code.
+                result.data["server"] = "glewlwyd"
+                field = displayed("input[maxlength='9']")[0]
+                if not typed_user_code:
+                    finish(False, "the user-code page asks for a code: set SFAUTH_TEST_DEVICE_USER_CODE")
+                    break
+                field.clear()
+                field.send_keys(typed_user_code)
+                buttons = displayed("button.btn-primary")
+                if buttons and buttons[0].is_enabled():
+                    result.step(f"glewlwyd user-code page: submitting {typed_user_code}")
+                    buttons[0].click()
+                    user_code_submitted = True
+            elif is_glewlwyd() and logged_in and not consent_clicked and glewlwyd_grant_buttons():
+                # Glewlwyd's consent page ("Client access grant"): no deny button.
+                result.data["server"] = "glewlwyd"
+                if action == "login-only":
+                    result.step("glewlwyd consent page reached (login-only: stopping)")
+                    finish(True)
+                    break
+                if action == "deny":
+                    result.step("glewlwyd consent page: it has no deny button")
+                    finish(False, "deny is not supported: Glewlwyd's consent page has no deny button")
+                    break
+                ticked = []
+                for box in displayed("input[type=checkbox][id^='grant-']"):
+                    if not box.is_selected():
+                        box.click()
+                        ticked.append(box.get_attribute("id")[len("grant-"):])
+                button = glewlwyd_grant_buttons()[0]
+                result.step(f"glewlwyd consent page: ticking {ticked or 'nothing'}, clicking {button.text.strip()!r}")
+                button.click()
+                consent_clicked = True
+            elif (is_glewlwyd() and logged_in and not glewlwyd_continue_clicked
+                  and displayed("button.btn-success") and not glewlwyd_grant_buttons()):
+                # After "Grant access" has been saved (its button is gone), or when the scopes were
+                # granted before: "Continue".
+                result.data["server"] = "glewlwyd"
+                if action == "deny" and not consent_clicked:
+                    result.step("glewlwyd: scopes already granted, no consent page to deny")
+                    finish(False, "deny is not supported: Glewlwyd's consent page has no deny button")
+                    break
+                if action == "login-only":
+                    result.step("glewlwyd continue page reached (login-only: stopping)")
+                    finish(True)
+                    break
+                result.step("glewlwyd: clicking 'Continue'")
+                displayed("button.btn-success")[0].click()
+                glewlwyd_continue_clicked = True
+                consent_clicked = True
             elif logged_in and action == "login-only" and current != login_url:
                 result.step(f"after login: {current}")
                 finish(True)
@@ -396,6 +530,14 @@ def run(result, url, action, profile_dir, holder):
                 result.step(f"server error page: {error_text}")
                 finish(action == "login-only" and logged_in, None if action == "login-only" else
                        f"server error page: {error_text}")
+                break
+            elif (http_status() or 0) >= 400 and bare_error_page():
+                # An HTTP error with no page of its own (Glewlwyd: 403, empty body, for a redirect URI
+                # that is not registered): nothing to click, and no redirect will come.
+                status = http_status()
+                result.data["http_status"] = status
+                result.step(f"the server answered HTTP {status} with no page")
+                finish(False, f"the server answered HTTP {status} with no page (at {current})")
                 break
         except WebDriverException as e:
             # Stale elements while the page navigates, a slow load: look again.
