@@ -62,6 +62,9 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     /// not told which issuer to expect (a server given by its endpoints). Recorded at the first
     /// sign-in; every later sign-in to this account must name the same one.
     public var authorizationResponseIssuer: String?
+    /// How the account was signed in, to sign it in again the same way (`nil` in records written
+    /// before sfauth kept it: see `signInRecipe`).
+    public var recipe: SignInRecipe?
 
     /// Builds credentials from a token response to a browser sign-in.
     ///

@@ -62,8 +62,9 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(help: ArgumentHelp("Also accept the address the browser ends up at, pasted on standard input (for a browser on another machine). On by default when standard input is a terminal and no browser can be shown here."))
     var paste = false
 
-    @Option(help: ArgumentHelp("Seconds to wait for the browser's redirect.", valueName: "seconds"))
-    var timeout: Int = 300
+    @Option(help: ArgumentHelp("Seconds to wait for the browser's redirect (default 300), or for the device code's approval (default: as long as the server keeps the code valid).",
+                               valueName: "seconds"))
+    var timeout: Int?
 
     @Option(help: ArgumentHelp("A short name for this account, for --account and sfauth use.", valueName: "name"))
     var alias: String?
@@ -72,7 +73,11 @@ struct LoginCommand: AsyncParsableCommand {
                                valueName: "mode"))
     var storage: StorageMode?
 
-    @Flag(help: "Revoke the default account's tokens first and make the server ask for a fresh sign-in (prompt=login).")
+    @Option(help: ArgumentHelp("Sign in again to this stored account (alias, username, email or identifier) the way it was signed in: its server, client, scopes, redirect and grant.",
+                               valueName: "account"))
+    var account: String?
+
+    @Flag(help: "Sign in again to the default (or --account) account, making the server ask for a fresh sign-in (prompt=login); its old tokens are revoked once the new sign-in succeeded.")
     var force = false
 
     /// Checks the flags of `login` itself; the server and client settings are checked when they are
@@ -82,8 +87,11 @@ struct LoginCommand: AsyncParsableCommand {
         if chosen.count > 1 {
             throw ValidationError("Choose one way to sign in: \(chosen.joined(separator: ", ")) exclude each other.")
         }
-        if timeout <= 0 { throw ValidationError("--timeout must be a positive number of seconds.") }
+        if let timeout, timeout <= 0 { throw ValidationError("--timeout must be a positive number of seconds.") }
         if noBrowser && browserCommand != nil { throw ValidationError("--no-browser and --browser-command exclude each other.") }
+        if account != nil || force, let other = chosen.first(where: { $0 != "--device" }) {
+            throw ValidationError("\(account != nil ? "--account" : "--force") signs in the way the account was signed in; leave out \(other) (--device may replace a browser sign-in).")
+        }
         if let alias, alias.isEmpty || alias.contains(where: { $0.isWhitespace || $0 == "/" }) {
             throw ValidationError("--alias must be a non-empty name without spaces or '/'.")
         }
@@ -91,37 +99,49 @@ struct LoginCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        let configuration: LoadedConfiguration
         let store: FileCredentialStore
         let launcher: (any BrowserLauncher)?
         let httpClient: CurlHTTPClient
+        let server: AuthorizationServer
+        var client: ClientConfiguration
+        let grant: Grant?
         do throws(OAuthError) {
             httpClient = try HTTPSettings.client(environment: environment)
-            configuration = try provider.load(environment: environment)
             let mode = if let storage { storage } else { try StorageMode(environment: environment) }
             let setup = try mode.store(environment: environment, signingIn: true)
             store = setup.store
             if let notice = setup.notice { StandardError.line(notice) }
             launcher = try makeBrowserLauncher(environment: environment)
-        } catch {
-            throw CommandFailure(error)
-        }
-
-        let server: AuthorizationServer
-        var client = configuration.resolved.client
-        let grant: Grant?
-        do throws(OAuthError) {
-            server = try await self.server(for: configuration.resolved.server, environment: environment, httpClient: httpClient)
-            client.clientSecret = try SecretInput.clientSecret(file: grants.clientSecretFile, environment: environment)
-            grant = try await grants.grant(for: configuration.resolved, server: server)
+            let secret = try SecretInput.clientSecret(file: grants.clientSecretFile, environment: environment)
+            if let stored = try storedAccount(in: store) {
+                // Signing in again: the account's own server and recipe, never the defaults.
+                let again = StoredAccountSignIn(credentials: stored)
+                try again.requireSameServer(flags: provider.layer) { () throws(OAuthError) in
+                    try provider.load(environment: environment).resolved.server
+                }
+                server = again.server
+                client = again.client(secret: secret, scopes: provider.scopes.flatMap(SettingValue.splitWords))
+                grant = grants.device ? .deviceCode : try await again.grant { username throws(OAuthError) in
+                    let host = EndpointURL.parts(of: again.server.tokenEndpoint)?.host ?? "the server"
+                    return try SecretInput.password(prompt: "Password for \(username) at \(host): ")
+                }
+            } else {
+                let configuration = try provider.load(environment: environment)
+                server = try await self.server(for: configuration.resolved.server, environment: environment, httpClient: httpClient)
+                client = configuration.resolved.client
+                client.clientSecret = secret
+                grant = try await grants.grant(for: configuration.resolved, server: server)
+            }
         } catch {
             throw CommandFailure(error)
         }
         if force && !client.additionalAuthorizationParameters.contains(where: { $0.name == "prompt" }) {
             client.additionalAuthorizationParameters.append(AuthorizationParameter(name: "prompt", value: "login"))
         }
-        if force { await revokeDefaultAccount(in: store, httpClient: httpClient) }
         let acceptsPaste = paste || (isatty(0) == 1 && (noBrowser || !LoginProgressReporter.hasDisplay(environment)))
+        // The device grant waits as long as its code is valid (the coordinator stops at the code's
+        // expires_in); the browser sign-in five minutes.
+        let timeout = self.timeout ?? (grant?.authType == .deviceCode ? DeviceAuthorization.maximumLifetime : 300)
         let reporter = LoginProgressReporter(store: store, timeoutSeconds: timeout, acceptsPaste: acceptsPaste, environment: environment)
         let coordinator = OAuthCoordinator(
             configuration: .init(server: server, client: client, timeout: .seconds(timeout), browserLauncher: launcher, alias: alias,
@@ -155,19 +175,12 @@ struct LoginCommand: AsyncParsableCommand {
         }
     }
 
-    /// `--force`: revoke the default account's tokens before signing in again (best effort).
-    private func revokeDefaultAccount(in store: FileCredentialStore, httpClient: any HTTPClient) async {
-        guard let identifier = try? store.defaultIdentifier(), let stored = try? store.load(identifier: identifier) else { return }
-        var credentials = stored
-        credentials.refreshToken = try? store.refreshToken(of: stored)
-        let report = await TokenRevoker(httpClient: httpClient).revoke(credentials)
-        StandardError.line("Revoking the tokens of \(credentials.displayLabel) first: \(report.summary).")
-        if report.isRevokedAtServer {
-            // Should the new sign-in fail, `sfauth token` must not hand out the revoked token.
-            var revoked = stored
-            revoked.status = .loginRequired
-            _ = try? store.save(revoked)
-        }
+    /// The stored account to sign in to again: `--account`'s, else with `--force` the default one
+    /// (`nil` when none is stored: a plain sign-in then).
+    private func storedAccount(in store: FileCredentialStore) throws(OAuthError) -> OAuthCredentials? {
+        if let account { return try store.load(identifier: try AccountResolver(store: store).identifier(for: account)) }
+        guard force else { return nil }
+        return try store.loadDefault()
     }
 
     private func makeBrowserLauncher(environment: [String: String]) throws(OAuthError) -> (any BrowserLauncher)? {

@@ -30,6 +30,15 @@ struct SFAuthCommand: AsyncParsableCommand {
     /// Parses the arguments, runs the command and exits with the documented status. Usage errors
     /// exit with 2 (not ArgumentParser's 64), so every usage or configuration problem shares one code.
     static func runAndExit() async -> Never {
+        // `sfauth help NAME` for a command that does not exist is a mistake, not a request for help.
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "help", arguments.count > 1, !arguments[1].hasPrefix("-") {
+            let names = configuration.subcommands.map { $0._commandName }
+            if !names.contains(arguments[1]) {
+                StandardError.line("sfauth: there is no command '\(TerminalText.escaped(arguments[1]))'; the commands are: \(names.joined(separator: ", ")).")
+                Glibc.exit(ExitStatus.usage.rawValue)
+            }
+        }
         do {
             var command = try parseAsRoot()
             if var command = command as? AsyncParsableCommand {

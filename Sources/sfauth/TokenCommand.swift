@@ -38,7 +38,7 @@ struct TokenCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON: access_token, token_type, expires_at, instance_url, account, username.")
     var json = false
 
-    @Flag(help: "Print shell 'export' lines: SF_ACCESS_TOKEN, SF_INSTANCE_URL, SF_USERNAME.")
+    @Flag(help: "Print shell lines that export SF_ACCESS_TOKEN, SF_INSTANCE_URL and SF_USERNAME (or unset those the account lacks).")
     var env = false
 
     func validate() throws {

@@ -32,10 +32,10 @@ enum TokenOutput {
                                    instance_url: instanceURL, account: account, username: username)
             return JSONOutput.render(fields, pretty: false)
         case .shell:
-            var lines = ["export SF_ACCESS_TOKEN=\(shellQuoted(accessToken))"]
-            if let instanceURL { lines.append("export SF_INSTANCE_URL=\(shellQuoted(instanceURL))") }
-            if let username { lines.append("export SF_USERNAME=\(shellQuoted(username))") }
-            return lines.joined(separator: "\n")
+            // Every variable is set or unset, so `eval` never leaves another account's value behind.
+            return [("SF_ACCESS_TOKEN", accessToken), ("SF_INSTANCE_URL", instanceURL), ("SF_USERNAME", username)].map { name, value in
+                value.map { "export \(name)=\(shellQuoted($0))" } ?? "unset \(name)"
+            }.joined(separator: "\n")
         }
     }
 

@@ -17,12 +17,20 @@ struct WhoamiCommand: ParsableCommand {
 
             Examples:
               sfauth whoami
-              sfauth whoami --account work --json
+              sfauth whoami work --json
             """
     )
 
-    @Option(help: ArgumentHelp("Alias, username, email or identifier. Default: the default account.", valueName: "account"))
+    @Argument(help: ArgumentHelp("Alias, username, email or identifier. Default: the default account.", valueName: "account"))
     var account: String?
+
+    /// The earlier spelling, `--account NAME`, still works.
+    @Option(name: .customLong("account"), help: .hidden)
+    var accountOption: String?
+
+    func validate() throws {
+        if account != nil && accountOption != nil { throw ValidationError("Give the account once.") }
+    }
 
     @Flag(help: "Print JSON.")
     var json = false
@@ -30,7 +38,8 @@ struct WhoamiCommand: ParsableCommand {
     func run() throws {
         do throws(OAuthError) {
             let store = try StoreSetup.existingAccounts()
-            let identifier = if let account { try AccountResolver(store: store).identifier(for: account) } else { try store.defaultIdentifier() }
+            let name = account ?? accountOption
+            let identifier = if let name { try AccountResolver(store: store).identifier(for: name) } else { try store.defaultIdentifier() }
             guard let identifier, let credentials = try store.load(identifier: identifier) else {
                 throw OAuthError.loginRequired("Not signed in. Run `sfauth login` first.")
             }

@@ -12,19 +12,47 @@ public struct AccountResolver: Sendable {
     /// The identifier of the account `name` refers to. An exact identifier wins; otherwise the one
     /// account whose alias, username or email equals `name`.
     ///
-    /// - Throws: `OAuthError.loginRequired` when no account matches, `.configuration` when several do.
+    /// - Throws: `OAuthError.configuration` when no account matches (a name that does not exist is
+    ///   a mistake on the command line, not a sign-in that expired: the message names the accounts
+    ///   there are, or the one meant) or when several do.
     public func identifier(for name: String) throws(OAuthError) -> String {
         let identifiers = try store.identifiers()
         if identifiers.contains(name) { return name }
         var matches = [String]()
+        var names = [(identifier: String, label: String, all: [String])]()
         for identifier in identifiers {
             guard let credentials = try store.load(identifier: identifier) else { continue }
-            if [credentials.alias, credentials.username, credentials.email].contains(name) { matches.append(identifier) }
+            let all = [credentials.alias, credentials.username, credentials.email].compactMap { $0 } + [identifier]
+            if all.dropLast().contains(name) { matches.append(identifier) }
+            names.append((identifier, credentials.alias ?? credentials.username ?? identifier, all))
         }
         switch matches.count {
         case 1: return matches[0]
-        case 0: throw .loginRequired("There is no stored account '\(name)'. `sfauth accounts` lists them; `sfauth login` adds one.")
-        default: throw .configuration("'\(name)' matches several accounts (\(matches.joined(separator: ", "))); use the identifier")
+        case 0:
+            let shown = TerminalText.escaped(name)
+            if names.isEmpty { throw .configuration("there is no stored account '\(shown)': no account is stored yet") }
+            if let meant = names.first(where: { entry in entry.all.contains { Self.isNear($0, name) } }) {
+                throw .configuration("there is no stored account '\(shown)'; did you mean '\(TerminalText.escaped(meant.label))'?")
+            }
+            throw .configuration("there is no stored account '\(shown)'; the accounts are: \(names.map { TerminalText.escaped($0.label) }.joined(separator: ", "))")
+        default: throw .configuration("'\(TerminalText.escaped(name))' matches several accounts (\(matches.joined(separator: ", "))); use the identifier")
         }
+    }
+
+    /// Whether `candidate` is probably what was meant by `typed`: equal ignoring case, or at most
+    /// two edits apart (for names of four characters or more).
+    static func isNear(_ candidate: String, _ typed: String) -> Bool {
+        let a = Array(candidate.lowercased()), b = Array(typed.lowercased())
+        if a == b { return true }
+        guard min(a.count, b.count) >= 4, abs(a.count - b.count) <= 2 else { return false }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count] <= 2
     }
 }

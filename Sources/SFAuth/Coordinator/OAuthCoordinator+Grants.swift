@@ -55,6 +55,7 @@ extension OAuthCoordinator {
         var credentials = OAuthCredentials(response: tokens, server: server, client: client, obtainedBy: grant.authType,
                                            username: grant.username, now: now())
         credentials.jwtBearerRenewal = renewal
+        credentials.recipe = SignInRecipe(client: client, grant: grant.authType, username: grant.username)
         // No nonce: none of these grants sends one (OIDC Core §3.1.3.7 asks for it only when one was sent).
         try await idTokenValidator.accept(tokens, into: &credentials, nonce: nil, openIDRequested: client.requestsOpenID, now: now())
         let replaced = try await identifyAndKeep(&credentials)

@@ -138,7 +138,7 @@ public final class OAuthCoordinator: Sendable {
             }
         }
         guard interactive else {
-            throw .loginRequired("A browser sign-in is needed\(stored.map { " for \($0.displayLabel)" } ?? ""). Run `sfauth login`.")
+            throw .loginRequired("A browser sign-in is needed\(stored.map { " for \($0.displayLabel)" } ?? ""). Run `\(stored.map(TokenSource.signInCommand(for:)) ?? "sfauth login")`.")
         }
         return try await authenticate()
     }
@@ -377,6 +377,7 @@ public final class OAuthCoordinator: Sendable {
         // RFC 9207 with a server given only by its endpoints: remember the issuer it named, and hold
         // later sign-ins to this account to it (see `AuthorizationResponse.checkIssuer(of:)`).
         if request.server.issuer == nil { credentials.authorizationResponseIssuer = response.issuer }
+        credentials.recipe = SignInRecipe(client: request.client, grant: .browser)
         // OIDC Core §3.1.3.7, with this login's nonce; the account is named after the validated claims.
         try await idTokenValidator.accept(tokens, into: &credentials, nonce: request.nonce,
                                           openIDRequested: request.client.requestsOpenID, now: now())

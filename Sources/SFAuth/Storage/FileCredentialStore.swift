@@ -94,7 +94,7 @@ public struct FileCredentialStore: CredentialStore {
         let inSecretStore = kept.refreshTokenInSecretStore ?? placesNewRefreshTokensInSecretStore
         if inSecretStore, let refreshToken = kept.refreshToken {
             guard let secretStore else {
-                throw .storage("the refresh token of \(kept.displayLabel) belongs in the keyring, but the keyring is not in use (--storage file / SFAUTH_STORAGE=file)")
+                throw .storage("the refresh token of \(kept.displayLabel) belongs in the keyring, but the keyring is not in use (file storage was chosen); unset SFAUTH_STORAGE or set it to auto or keyring")
             }
             try secretStore.setSecret(refreshToken, account: kept.identifier, kind: Self.refreshTokenKind)
             kept.refreshTokenInSecretStore = true
@@ -145,7 +145,7 @@ public struct FileCredentialStore: CredentialStore {
 
     public func setDefault(_ identifier: String) throws(OAuthError) {
         guard try load(identifier: identifier) != nil else {
-            throw .loginRequired("there is no stored account '\(identifier)'")
+            throw .configuration("there is no stored account '\(TerminalText.escaped(identifier))'")
         }
         try locked { () throws(POSIXFile.Failure) in
             try POSIXFile.writeAtomically(Array((identifier + "\n").utf8), to: defaultFile, directory: directory)
@@ -160,7 +160,7 @@ public struct FileCredentialStore: CredentialStore {
         guard credentials.refreshTokenInSecretStore == true else { return credentials.refreshToken }
         guard let secretStore else { throw Self.keyringNotInUse(credentials) }
         guard let token = try secretStore.secret(account: credentials.identifier, kind: Self.refreshTokenKind) else {
-            throw .loginRequired("The refresh token of \(credentials.displayLabel) is missing from \(secretStore.displayName). Run `sfauth login` again.")
+            throw .loginRequired("The refresh token of \(credentials.displayLabel) is missing from \(secretStore.displayName). Run `\(TokenSource.signInCommand(for: credentials))` to sign in again.")
         }
         return token
     }
@@ -176,7 +176,7 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     private static func keyringNotInUse(_ credentials: OAuthCredentials) -> OAuthError {
-        .storage("the refresh token of \(credentials.displayLabel) is in the keyring, but the keyring is not in use (--storage file / SFAUTH_STORAGE=file); use --storage keyring or auto")
+        .storage("the refresh token of \(credentials.displayLabel) is in the keyring, but the keyring is not in use (file storage was chosen); unset SFAUTH_STORAGE or set it to auto or keyring")
     }
 
     package static func decode(_ bytes: [UInt8], path: String) throws(OAuthError) -> OAuthCredentials {

@@ -72,28 +72,28 @@ struct SecretServiceFailure: Error, Sendable {
         switch UInt32(bitPattern: status) {
         case SFSECRET_NO_LIBRARY.rawValue:
             problem = "libsecret is not installed\(detailSuffix)"
-            remedy = "install libsecret-1-0 or use --storage file"
+            remedy = "install libsecret-1-0"
         case SFSECRET_NO_BUS.rawValue:
             problem = "no D-Bus session bus to reach the Secret Service keyring\(detailSuffix)"
-            remedy = "run in a desktop session (or set DBUS_SESSION_BUS_ADDRESS) or use --storage file"
+            remedy = "run in a desktop session (or set DBUS_SESSION_BUS_ADDRESS)"
         case SFSECRET_NO_SERVICE.rawValue:
             problem = "no Secret Service daemon is running on the D-Bus session bus\(detailSuffix)"
-            remedy = "start one (gnome-keyring, KWallet, KeePassXC with Secret Service integration) or use --storage file"
+            remedy = "start one (gnome-keyring, KWallet, KeePassXC with Secret Service integration)"
         case SFSECRET_NO_COLLECTION.rawValue:
             problem = "the Secret Service keyring has no default collection"
-            remedy = "create one (e.g. log in to the desktop once, or with Seahorse) or use --storage file"
+            remedy = "create one (e.g. log in to the desktop once, or with Seahorse)"
         case SFSECRET_LOCKED.rawValue:
             problem = "the keyring is locked"
-            remedy = "unlock it (e.g. log in to the desktop) or use --storage file"
+            remedy = "unlock it (e.g. log in to the desktop)"
         case SFSECRET_TIMED_OUT.rawValue:
             problem = "the keyring did not answer within \(Self.seconds(timeoutMilliseconds))"
-            remedy = "its daemon may be hung: try again, restart it, or use --storage file"
+            remedy = "its daemon may be hung: try again, or restart it"
         case SFSECRET_INVALID.rawValue:
             problem = "invalid keyring request\(detailSuffix)"
             remedy = ""
         default:
             problem = "the Secret Service keyring failed\(detail.isEmpty ? "" : ": \(detail)")"
-            remedy = "try again, or use --storage file"
+            remedy = "try again,"
         }
     }
 

@@ -119,28 +119,46 @@ public struct TokenSource: Sendable {
     // MARK: - Steps
 
     private func load(_ account: String?) throws(OAuthError) -> OAuthCredentials {
-        let found: OAuthCredentials?
         if let account {
-            found = try store.load(identifier: account)
-        } else {
-            found = try store.loadDefault()
+            guard let credentials = try store.load(identifier: account) else {
+                throw .loginRequired("\(account) is no longer stored. Run `sfauth login` to sign in.")
+            }
+            return credentials
         }
-        guard let credentials = found else {
-            throw .loginRequired("Not signed in: no stored credentials\(account.map { " for '\($0)'" } ?? ""). Run `sfauth login` first.")
+        if let credentials = try store.loadDefault() { return credentials }
+        let stored = try store.identifiers()
+        guard stored.isEmpty else {
+            // Accounts exist, but none is the default: that is a choice to make, not a sign-in.
+            throw .configuration("no account is the default, and \(stored.count) account\(stored.count == 1 ? " is" : "s are") stored; choose one with `sfauth use NAME` (`sfauth accounts` lists them), or name it with --account NAME")
         }
-        return credentials
+        throw .loginRequired("Not signed in: no account is stored. Run `sfauth login` first.")
     }
 
     private func requireRefreshable(_ credentials: OAuthCredentials) throws(OAuthError) {
+        let again = "`\(Self.signInCommand(for: credentials))`"
         if credentials.needsLogin {
-            throw .loginRequired("The sign-in of \(credentials.displayLabel) is no longer valid (the server rejected its refresh token). Run `sfauth login` again.")
+            throw .loginRequired("The sign-in of \(credentials.displayLabel) is no longer valid (the server rejected its refresh token). Run \(again) to sign in again.")
         }
         guard canRenew(credentials) else {
+            let state = isExpiredNow(credentials) ? "has expired" : "cannot be renewed"
             if credentials.obtainedBy == .clientCredentials {
-                throw .loginRequired("The access token of \(credentials.displayLabel) has expired. Set SFAUTH_CLIENT_SECRET to let it renew itself, or run `sfauth login --client-credentials` again.")
+                throw .loginRequired("The access token of \(credentials.displayLabel) \(state), and renewing it needs the client secret. Set SFAUTH_CLIENT_SECRET to let it renew itself, or run \(again).")
             }
-            throw .loginRequired("The access token of \(credentials.displayLabel) has expired and there is no refresh token. Run `sfauth login` again.")
+            throw .loginRequired("The access token of \(credentials.displayLabel) \(state) and there is no refresh token. Run \(again) to sign in again.")
         }
+    }
+
+    private func isExpiredNow(_ credentials: OAuthCredentials) -> Bool {
+        credentials.isExpired(at: now(), leeway: options.leeway, assumedLifetime: options.assumedLifetime)
+    }
+
+    /// The command that signs `credentials`' account in again, the way it was signed in
+    /// (`sfauth login --account NAME` replays the account's recipe).
+    public static func signInCommand(for credentials: OAuthCredentials) -> String {
+        let name = credentials.selectableName
+        let quoted = name.allSatisfy { $0.isLetter || $0.isNumber || "-_.@:/".contains($0) } ? name : "'\(name)'"
+        let secret = credentials.obtainedBy == .clientCredentials ? "SFAUTH_CLIENT_SECRET=… " : ""
+        return "\(secret)sfauth login --account \(quoted)"
     }
 
     /// One refresh grant (RFC 6749 §6), under the account's lock. The new credentials — with a rotated
@@ -159,7 +177,7 @@ public struct TokenSource: Sendable {
                 tokenEndpoint: credentials.server.tokenEndpoint,
                 client: ClientConfiguration(clientId: credentials.clientId, clientSecret: secret, scopes: credentials.scopes))
         } else {
-            throw .loginRequired("The access token of \(credentials.displayLabel) has expired and there is no refresh token. Run `sfauth login` again.")
+            throw .loginRequired("The access token of \(credentials.displayLabel) cannot be renewed: there is no refresh token. Run `\(Self.signInCommand(for: credentials))` to sign in again.")
         }
         let httpResponse = try await httpClient.sendForOAuth(request)
         // A server that rotates refresh tokens has retired the old one the moment it answers: the new
@@ -180,7 +198,7 @@ public struct TokenSource: Sendable {
             var rejected = credentials
             rejected.status = .loginRequired
             try store.update(rejected)
-            throw .loginRequired("The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)). Run `sfauth login` again.")
+            throw .loginRequired("The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)). Run `\(Self.signInCommand(for: credentials))` to sign in again.")
         }
         let refreshed = current.refreshed(with: response, now: now())
         if let idToken = response.idToken, idToken != credentials.idToken {
@@ -217,7 +235,7 @@ public struct TokenSource: Sendable {
         do {
             signer = try await JWTAssertionSigner(privateKeyFile: renewal.keyFile, keyID: renewal.keyID)
         } catch {
-            throw .loginRequired("The access token of \(credentials.displayLabel) has expired and cannot be renewed: \(error). Run `sfauth login` again.")
+            throw .loginRequired("The access token of \(credentials.displayLabel) has expired and cannot be renewed: \(error). Run `\(signInCommand(for: credentials))` to sign in again.")
         }
         return try await signer.tokenRequest(username: renewal.subject, audience: renewal.audience, tokenEndpoint: credentials.server.tokenEndpoint,
                                              client: ClientConfiguration(clientId: credentials.clientId), now: now)
