@@ -89,7 +89,7 @@ extension OAuthError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .authorizationDenied(let error) where error.code == "access_denied":
-            return "The sign-in was denied (\(error.summary)). Run the login again and approve access to continue."
+            return "The sign-in was denied (\(error.summary)). Sign in again and approve access to continue."
         case .authorizationDenied(let error):
             return "The authorization server refused the sign-in: \(Self.trimmingPeriod(error.summary))."
         case .tokenRequestRejected(let error):

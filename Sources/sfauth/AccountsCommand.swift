@@ -12,12 +12,14 @@ struct AccountsCommand: ParsableCommand {
         commandName: "accounts",
         abstract: "List the stored accounts and whether their tokens are usable.",
         discussion: """
-            States: valid; expired-refreshable (sfauth token will refresh it); login-required (run sfauth login). \
-            The default account is marked with '*'. Makes no network request.
+            States: valid; expired-refreshable (sfauth token will renew it); login-required (sfauth login \
+            --account NAME signs it in again); unreadable (its file is damaged; the path is shown). The default \
+            account is marked with '*'; NAME selects an account in --account, use and logout. Makes no \
+            network request.
 
             Examples:
               sfauth accounts
-              sfauth accounts --json | jq -r '.[] | select(.default) | .username'
+              sfauth accounts --json | jq -r '.accounts[] | select(.default) | .username'
             """
     )
 
@@ -31,11 +33,14 @@ struct AccountsCommand: ParsableCommand {
             let source = TokenSource(store: store, options: try TokenSource.Options(environment: environment))
             let accounts = try AccountSummary.list(store: store, tokenSource: source)
             if json {
-                print(JSONOutput.render(accounts, fallback: "[]"))
+                print(JSONOutput.render(AccountsJSON(accounts: accounts)))
             } else if accounts.isEmpty {
                 StandardError.line("No accounts. Run `sfauth login` to add one.")
             } else {
                 print(table(accounts))
+                for account in accounts where account.state == .unreadable {
+                    StandardError.line("\(account.file) cannot be read (\(account.problem ?? "unknown")); `sfauth logout --local-only \(account.identifier)` removes it.")
+                }
             }
         } catch {
             throw CommandFailure(error)
@@ -43,12 +48,19 @@ struct AccountsCommand: ParsableCommand {
     }
 
     private func table(_ accounts: [AccountSummary]) -> String {
-        let rows = [["", "ALIAS", "USERNAME", "SERVER", "STATE"]] + accounts.map {
-            [$0.isDefault ? "*" : "", $0.alias?.terminalSafe ?? "-", $0.username?.terminalSafe ?? "-", $0.server.terminalSafe, $0.state.rawValue]
+        let rows = [["", "NAME", "USER", "SERVER", "STATE", "REFRESH TOKEN"]] + accounts.map {
+            [$0.isDefault ? "*" : "", $0.name.terminalSafe, $0.user?.terminalSafe ?? "-", $0.server.terminalSafe, $0.state.rawValue,
+             $0.refreshToken?.rawValue ?? "-"]
         }
-        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        let widths = (0..<6).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
             zip(row, widths).map { $0.padding(toLength: $1) }.joined(separator: "  ").trimmingTrailingSpaces()
         }.joined(separator: "\n")
     }
+}
+
+/// `sfauth accounts --json`: `{"version": 1, "accounts": [...]}`.
+private struct AccountsJSON: Encodable {
+    let version = 1
+    var accounts: [AccountSummary]
 }

@@ -91,6 +91,7 @@ struct ConfigCommand: ParsableCommand {
     }
 
     private struct Report: Encodable {
+        let version = 1
         var file: FileReport?
         var profile: ProfileReport?
         var settings: [String: Entry]
@@ -98,13 +99,14 @@ struct ConfigCommand: ParsableCommand {
 
         func encode(to encoder: Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(version, forKey: .version)
             try container.encode(file, forKey: .file)          // null rather than absent
             try container.encode(profile, forKey: .profile)
             try container.encode(settings, forKey: .settings)
             try container.encode(params, forKey: .params)
         }
 
-        enum CodingKeys: String, CodingKey { case file, profile, settings, params }
+        enum CodingKeys: String, CodingKey { case version, file, profile, settings, params }
     }
 
     private struct FileReport: Encodable {

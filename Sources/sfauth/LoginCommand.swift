@@ -77,6 +77,9 @@ struct LoginCommand: AsyncParsableCommand {
                                valueName: "account"))
     var account: String?
 
+    @Flag(name: .shortAndLong, help: "Also say where the credentials were saved.")
+    var verbose = false
+
     @Flag(help: "Sign in again to the default (or --account) account, making the server ask for a fresh sign-in (prompt=login); its old tokens are revoked once the new sign-in succeeded.")
     var force = false
 
@@ -102,6 +105,7 @@ struct LoginCommand: AsyncParsableCommand {
         let store: FileCredentialStore
         let launcher: (any BrowserLauncher)?
         let httpClient: CurlHTTPClient
+        let keyringNotice: String?
         let server: AuthorizationServer
         var client: ClientConfiguration
         let grant: Grant?
@@ -110,7 +114,8 @@ struct LoginCommand: AsyncParsableCommand {
             let mode = if let storage { storage } else { try StorageMode(environment: environment) }
             let setup = try mode.store(environment: environment, signingIn: true)
             store = setup.store
-            if let notice = setup.notice { StandardError.line(notice) }
+            keyringNotice = setup.notice
+            try store.requireWritable()
             launcher = try makeBrowserLauncher(environment: environment)
             let secret = try SecretInput.clientSecret(file: grants.clientSecretFile, environment: environment)
             if let stored = try storedAccount(in: store) {
@@ -142,22 +147,31 @@ struct LoginCommand: AsyncParsableCommand {
         // The device grant waits as long as its code is valid (the coordinator stops at the code's
         // expires_in); the browser sign-in five minutes.
         let timeout = self.timeout ?? (grant?.authType == .deviceCode ? DeviceAuthorization.maximumLifetime : 300)
-        let reporter = LoginProgressReporter(store: store, timeoutSeconds: timeout, acceptsPaste: acceptsPaste, environment: environment)
+        let reporter = LoginProgressReporter(store: store, timeoutSeconds: timeout, acceptsPaste: acceptsPaste, environment: environment,
+                                             keyringNotice: keyringNotice, verbose: verbose)
         let coordinator = OAuthCoordinator(
             configuration: .init(server: server, client: client, timeout: .seconds(timeout), browserLauncher: launcher, alias: alias,
                                  pastedRedirects: acceptsPaste ? StandardInputRedirectSource() : nil),
             delegate: reporter, httpClient: httpClient, store: store)
         let interrupts = InterruptHandler { coordinator.cancel() }
         defer { interrupts.stop() }
+        // Who has the alias now: when the sign-in takes it from another person's account, say so.
+        let aliasHolder = alias.flatMap { alias in
+            (try? store.identifiers())?.lazy.compactMap { try? store.load(identifier: $0) }.first { $0.alias == alias }
+        }
 
+        let credentials: OAuthCredentials
         do {
             if let grant {
-                _ = try await coordinator.authenticate(using: grant)
+                credentials = try await coordinator.authenticate(using: grant)
             } else {
-                _ = try await coordinator.authenticate()
+                credentials = try await coordinator.authenticate()
             }
         } catch {
             throw CommandFailure(error)
+        }
+        if let alias, let aliasHolder, aliasHolder.identifier != credentials.identifier {
+            StandardError.line("The alias \(alias) now names \(credentials.username ?? credentials.identifier); it no longer names \(aliasHolder.username ?? aliasHolder.identifier) (\(aliasHolder.identifier)).")
         }
     }
 

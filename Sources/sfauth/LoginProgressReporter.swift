@@ -1,5 +1,10 @@
 import SFAuth
 import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,13 +15,22 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
     private let timeoutSeconds: Int
     private let acceptsPaste: Bool
     private let environment: [String: String]
+    private let keyringNotice: String?
+    private let verbose: Bool
     private let redirectURI = Mutex<String?>(nil)
 
-    init(store: FileCredentialStore, timeoutSeconds: Int, acceptsPaste: Bool, environment: [String: String] = [:]) {
+    /// - Parameters:
+    ///   - keyringNotice: why no keyring could be used, shown once per store after a sign-in that
+    ///     actually kept a refresh token in a file.
+    ///   - verbose: also say where the credentials were saved.
+    init(store: FileCredentialStore, timeoutSeconds: Int, acceptsPaste: Bool, environment: [String: String] = [:],
+         keyringNotice: String? = nil, verbose: Bool = false) {
         self.store = store
         self.timeoutSeconds = timeoutSeconds
         self.acceptsPaste = acceptsPaste
         self.environment = environment
+        self.keyringNotice = keyringNotice
+        self.verbose = verbose
     }
 
     func oauthCoordinator(_ coordinator: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String,
@@ -61,21 +75,41 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
         say("Authorization received; getting tokens…")
     }
 
+    /// One short line: who, where, and the name that selects the account; where the files are with
+    /// `--verbose`. A server that never said who signed in, or gave only a number, is named as such.
     func oauthCoordinator(_ coordinator: OAuthCoordinator, didAuthenticate credentials: OAuthCredentials, info: AuthInfo) {
-        let at = credentials.instanceURL ?? EndpointURL.parts(of: credentials.server.tokenEndpoint)?.host ?? "the server"
-        var saved = "Credentials saved in \(store.path(for: credentials.identifier))"
-        if let secretStore = store.secretStore, store.placesNewRefreshTokensInSecretStore, credentials.refreshToken != nil {
-            saved += ", the refresh token in \(secretStore.displayName)"
-        }
-        guard credentials.isIdentified else {
+        let at = AccountSummary.displayServer(of: credentials)
+        let account = "account \(credentials.selectableName)"
+        if !credentials.isIdentified {
             // Never taken for another account: the next person's sign-in must not replace this one.
-            say("Signed in at \(at), but the server did not say who you are, so this sign-in is kept as an account of its own: "
-                + "\(credentials.alias ?? credentials.identifier). Give it a name with --alias NAME next time. \(saved).")
-            return
+            say("Signed in at \(at), but the server did not say who you are, so this is an account of its own (\(account)); "
+                + "name it with --alias NAME.")
+        } else if credentials.obtainedBy == .clientCredentials {
+            say("Signed in as the client \(credentials.clientId) at \(at) (\(account)).")
+        } else if let username = credentials.username, username != credentials.userId {
+            say("Signed in as \(username) at \(at) (\(account)).")
+        } else {
+            say("Signed in as user \(credentials.userId ?? credentials.username ?? "?") at \(at) (\(account)); the server gave no name"
+                + " — ask for a scope such as `profile` (--scope) to see one.")
         }
-        let who = credentials.username
-            ?? (credentials.obtainedBy == .clientCredentials ? "the client \(credentials.clientId)" : "user \(credentials.userId ?? "unknown")")
-        say("Signed in as \(who) at \(at). \(saved).")
+        if verbose {
+            var saved = "Saved in \(store.path(for: credentials.identifier))"
+            if credentials.refreshTokenInSecretStore == true, let secretStore = store.secretStore {
+                saved += ", the refresh token in \(secretStore.displayName)"
+            }
+            say(saved + ".")
+        }
+        if let keyringNotice, credentials.hasRefreshToken, credentials.refreshTokenInSecretStore == false {
+            showOncePerStore(keyringNotice)
+        }
+    }
+
+    /// Shows `notice` unless this store has shown it before (a marker file in the store).
+    private func showOncePerStore(_ notice: String) {
+        let marker = store.directory + "/.keyring-notice-shown"
+        guard !FileManager.default.fileExists(atPath: marker) else { return }
+        say(notice)
+        _ = FileManager.default.createFile(atPath: marker, contents: Data(), attributes: [.posixPermissions: 0o600])
     }
 
     /// Whether a graphical browser could be shown here (X11 or Wayland).

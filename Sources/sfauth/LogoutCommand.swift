@@ -58,12 +58,27 @@ struct LogoutCommand: AsyncParsableCommand {
             let revoker = TokenRevoker(httpClient: try HTTPSettings.client(environment: environment, connectTimeout: .seconds(5),
                                                                            totalTimeout: .seconds(15)),
                                        clientSecret: secret)
+            var unreadable = [String]()
             for identifier in identifiers {
                 // The account's refresh lock: a `sfauth token` refreshing it right now finishes first,
                 // and its new tokens are the ones revoked — never written back after the logout.
                 let lock = try await store.lock(account: identifier)
                 defer { withExtendedLifetime(lock) {} }
-                guard var credentials = try store.load(identifier: identifier) else { continue }
+                let loaded: OAuthCredentials?
+                do {
+                    loaded = try store.load(identifier: identifier)
+                } catch .storage(let problem) where (try? store.identifiers())?.contains(identifier) == true {
+                    // A damaged file: it holds no token we could revoke; forget it only when asked to.
+                    guard localOnly else {
+                        StandardError.line("sfauth: \(store.path(for: identifier)) cannot be read (\(problem)); `sfauth logout --local-only \(identifier)` removes it.")
+                        unreadable.append(identifier)
+                        continue
+                    }
+                    try store.removeFile(of: identifier)
+                    StandardError.line("Removed the unreadable account file \(store.path(for: identifier)).")
+                    continue
+                }
+                guard var credentials = loaded else { continue }
                 var outcome = "only removed from this machine (--local-only)"
                 if !localOnly {
                     // A keyring that cannot be used stops here, before anything is revoked or removed;
@@ -75,11 +90,26 @@ struct LogoutCommand: AsyncParsableCommand {
                     }
                     outcome = await revoker.revoke(credentials).summary
                 }
-                try store.delete(identifier: identifier)
+                do {
+                    try store.delete(identifier: identifier)
+                } catch {
+                    // Say what happened at the server first: the tokens may be dead already. Then keep
+                    // `sfauth token` from handing out a token the server no longer accepts.
+                    if !localOnly {
+                        StandardError.line("\(credentials.displayLabel) at the server: \(outcome); but it could not be removed here.")
+                        var stored = credentials
+                        stored.status = .loginRequired
+                        _ = try? store.update(stored)
+                    }
+                    throw error
+                }
                 StandardError.line("Logged out of \(credentials.displayLabel): \(outcome).")
             }
-            if let next = try store.defaultIdentifier(), next != defaultBefore, let credentials = try store.load(identifier: next) {
+            if let next = try store.defaultIdentifier(), next != defaultBefore, let credentials = try? store.load(identifier: next) {
                 StandardError.line("The default account is now \(credentials.displayLabel).")
+            }
+            if !unreadable.isEmpty {
+                throw OAuthError.storage("\(unreadable.count) account file\(unreadable.count == 1 ? "" : "s") could not be read and \(unreadable.count == 1 ? "was" : "were") kept")
             }
         } catch {
             throw CommandFailure(error)
@@ -88,7 +118,11 @@ struct LogoutCommand: AsyncParsableCommand {
 
     private func targets(in store: FileCredentialStore) throws(OAuthError) -> [String] {
         if all { return try store.identifiers() }
-        if let account { return [try AccountResolver(store: store).identifier(for: account)] }
+        if let account {
+            // A damaged file is named by its identifier (`sfauth accounts` shows it).
+            if try store.identifiers().contains(account) { return [account] }
+            return [try AccountResolver(store: store).identifier(for: account)]
+        }
         return try store.defaultIdentifier().map { [$0] } ?? []
     }
 }

@@ -49,13 +49,28 @@ struct SFAuthCommand: AsyncParsableCommand {
             Glibc.exit(ExitStatus.success.rawValue)
         } catch let failure as CommandFailure {
             // One line, whatever the server's words in it contained.
-            StandardError.line("sfauth: \(TerminalText.escaped(failure.message))")
+            StandardError.line("sfauth: \(sentence(TerminalText.escaped(failure.message)))")
             Glibc.exit(failure.status.rawValue)
         } catch {
             if exitCode(for: error) == .success { self.exit(withError: error) }  // --help, --version
             if let code = error as? ExitCode { Glibc.exit(code.rawValue) }
-            StandardError.line(fullMessage(for: error))
+            // Usage errors in sfauth's own style: `sfauth: what is wrong.`, then where to read more.
+            let message = message(for: error).split(whereSeparator: \.isNewline).first.map(String.init) ?? "\(error)"
+            StandardError.line("sfauth: \(sentence(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message))")
+            StandardError.line("See `sfauth \(helpTarget())--help`.")
             Glibc.exit(ExitStatus.usage.rawValue)
         }
+    }
+
+    /// `text` as a sentence: a final period unless it already ends with punctuation.
+    static func sentence(_ text: String) -> String {
+        guard let last = text.last, !".?!".contains(last) else { return text }
+        return text + "."
+    }
+
+    /// `login ` when the command line names a known subcommand, else nothing.
+    private static func helpTarget() -> String {
+        let names = configuration.subcommands.map { $0._commandName }
+        return CommandLine.arguments.dropFirst().first(where: names.contains).map { "\($0) " } ?? ""
     }
 }

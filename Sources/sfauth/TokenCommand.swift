@@ -100,7 +100,7 @@ struct TokenCommand: AsyncParsableCommand {
     }
 
     private static func fail(_ error: OAuthError) -> ExitStatus {
-        StandardError.line("sfauth: \(TerminalText.escaped(error.description))")
+        StandardError.line("sfauth: \(SFAuthCommand.sentence(TerminalText.escaped(error.description)))")
         return ExitStatus(error)
     }
 }

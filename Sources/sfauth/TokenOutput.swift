@@ -28,9 +28,9 @@ enum TokenOutput {
             return accessToken
         case .json:
             let fields = TokenJSON(access_token: accessToken, token_type: tokenType,
-                                   expires_at: expiresAt.map(\.unixSeconds),
+                                   expires_at: expiresAt.map(\.unixSeconds), expires: expiresAt.map(\.rfc3339),
                                    instance_url: instanceURL, account: account, username: username)
-            return JSONOutput.render(fields, pretty: false)
+            return JSONOutput.render(fields)
         case .shell:
             // Every variable is set or unset, so `eval` never leaves another account's value behind.
             return [("SF_ACCESS_TOKEN", accessToken), ("SF_INSTANCE_URL", instanceURL), ("SF_USERNAME", username)].map { name, value in
@@ -61,11 +61,13 @@ enum TokenOutput {
     }
 }
 
-/// The JSON `sfauth token --json` prints; `expires_at` is seconds since the epoch.
+/// The JSON `sfauth token --json` prints; `expires_at` is seconds since the epoch, `expires` the
+/// same time in RFC 3339; `version` says which shape this is (1).
 private struct TokenJSON: Encodable {
     var access_token: String
     var token_type: String
     var expires_at: Int64?
+    var expires: String?
     var instance_url: String?
     var account: String?
     var username: String?
@@ -73,13 +75,15 @@ private struct TokenJSON: Encodable {
     func encode(to encoder: Encoder) throws {
         // Absent values are written as null, so scripts can rely on every key being there.
         var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(1, forKey: .version)
         try container.encode(access_token, forKey: .access_token)
         try container.encode(token_type, forKey: .token_type)
         try container.encode(expires_at, forKey: .expires_at)
+        try container.encode(expires, forKey: .expires)
         try container.encode(instance_url, forKey: .instance_url)
         try container.encode(account, forKey: .account)
         try container.encode(username, forKey: .username)
     }
 
-    private enum CodingKeys: String, CodingKey { case access_token, token_type, expires_at, instance_url, account, username }
+    private enum CodingKeys: String, CodingKey { case version, access_token, token_type, expires_at, expires, instance_url, account, username }
 }

@@ -50,7 +50,8 @@ struct WhoamiCommand: ParsableCommand {
                 ("alias", credentials.alias), ("account", credentials.identifier),
             ]
             if json {
-                let object = Dictionary(uniqueKeysWithValues: fields.map { ($0.0, $0.1.map(JSONValue.string) ?? .null) })
+                var object = Dictionary(uniqueKeysWithValues: fields.map { ($0.0, $0.1.map(JSONValue.string) ?? .null) })
+                object["version"] = .number(1)
                 print(JSONOutput.render(object))
             } else {
                 let width = fields.map(\.0.count).max() ?? 0

@@ -17,7 +17,7 @@ def login(sfauth, *extra, **env):
 def accounts(sfauth):
     result = sfauth.run("accounts", "--json")
     assert result.returncode == OK, result.stderr
-    return json.loads(result.stdout)
+    return json.loads(result.stdout)["accounts"]
 
 
 def test_same_account_twice_is_one_account(sfauth):
@@ -49,9 +49,16 @@ def test_two_accounts_aliases_and_default(sfauth, server):
     assert use.returncode == OK and "The default account is now main." in use.stderr
     assert call_api(resource, sfauth.run("token").stdout.strip())[1]["username"] == "alice"
 
+    # A name that matches no account is a mistake on the command line (2), not an expired sign-in (3):
+    # the message lists the accounts there are, or the one probably meant.
     missing = sfauth.run("token", "--account", "nobody")
-    assert missing.returncode == LOGIN_REQUIRED and "sfauth accounts" in missing.stderr
-    assert sfauth.run("use", "nobody").returncode == LOGIN_REQUIRED
+    assert missing.returncode == USAGE and "the accounts are: main" in missing.stderr, missing.stderr
+    for command in (["use", "nobody"], ["whoami", "nobody"], ["logout", "nobody"]):
+        result = sfauth.run(*command)
+        assert result.returncode == USAGE and "the accounts are: main" in result.stderr, (command, result.stderr)
+    typo = sfauth.run("use", "mian")
+    assert typo.returncode == USAGE and "did you mean 'main'?" in typo.stderr, typo.stderr
+    assert sfauth.run("whoami", "main").returncode == OK
 
 
 def test_alias_moves_to_the_account_that_claims_it(sfauth):

@@ -42,7 +42,7 @@ def api_user(server, token):
 def accounts(sfauth):
     listing = sfauth.run("accounts", "--json")
     assert listing.returncode == OK, listing.stderr
-    return json.loads(listing.stdout)
+    return json.loads(listing.stdout)["accounts"]
 
 
 def post(url, **form):
@@ -377,9 +377,9 @@ def test_client_credentials_account_renews_itself_with_the_secret_at_hand(sfauth
     path.write_text(json.dumps(record))
 
     listed = sfauth.run("accounts", "--json", SFAUTH_CLIENT_SECRET="")
-    assert json.loads(listed.stdout)[0]["state"] == "login-required"
+    assert json.loads(listed.stdout)["accounts"][0]["state"] == "login-required"
     listed = sfauth.run("accounts", "--json", **secret)
-    assert json.loads(listed.stdout)[0]["state"] == "expired-refreshable"
+    assert json.loads(listed.stdout)["accounts"][0]["state"] == "expired-refreshable"
     without = sfauth.run("token", SFAUTH_CLIENT_SECRET="")
     assert without.returncode == 3
     assert "Set SFAUTH_CLIENT_SECRET to let it renew itself" in without.stderr

@@ -4,7 +4,7 @@ import json
 
 from conftest import free_port
 from test_accounts import BOB, accounts, login
-from test_login import OK, LOGIN_REQUIRED, call_api
+from test_login import OK, LOGIN_REQUIRED, USAGE, call_api
 
 
 def stored(sfauth):
@@ -80,7 +80,7 @@ def test_logout_of_a_named_account(sfauth):
     login(sfauth, "--alias", "b", **BOB)
     assert sfauth.run("logout", "a").returncode == OK
     assert [a["alias"] for a in accounts(sfauth)] == ["b"]
-    assert sfauth.run("logout", "nobody").returncode == LOGIN_REQUIRED
+    assert sfauth.run("logout", "nobody").returncode == USAGE
 
 
 def test_relogin_revokes_the_replaced_refresh_token(sfauth, server):
@@ -93,15 +93,48 @@ def test_relogin_revokes_the_replaced_refresh_token(sfauth, server):
     assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], new["accessToken"])[0] == 200
 
 
-def test_force_revokes_first_and_asks_for_a_fresh_sign_in(sfauth, server):
+def test_force_signs_in_again_and_then_revokes_the_old_tokens(sfauth, server):
     login(sfauth)
     old = stored(sfauth)
     sfauth.browser_report()                            # wait for the first login's report, then drop it
     sfauth.browser_log.unlink()
     forced = login(sfauth, "--force")
-    assert "Revoking the tokens of alice first: revoked" in forced.stderr
-    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], old["accessToken"])[0] == 401
+    assert forced.returncode == OK, forced.stderr
     assert "prompt=login" in sfauth.browser_report()["url"]
+    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], old["accessToken"])[0] == 401
+    assert refresh_with(server, old["refreshToken"], old["clientId"]) == 400
+    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], stored(sfauth)["accessToken"])[0] == 200
+
+
+def test_plain_force_signs_in_to_the_accounts_own_server_not_salesforce(sfauth, server):
+    # An --issuer account: `login --force` with no options must go back to that issuer.
+    first = sfauth.run("login", "--issuer", server["SFAUTH_TEST_ISSUER"], "--client-id", server["SFAUTH_TEST_CLIENT_ID"],
+                       "--scope", "openid profile email offline_access", XDG_CACHE_HOME=str(sfauth.home.parent / "cache"))
+    assert first.returncode == OK, first.stderr
+    old = stored(sfauth)
+    sfauth.browser_report()
+    sfauth.browser_log.unlink()
+    forced = sfauth.run("login", "--force")
+    assert forced.returncode == OK, forced.stderr
+    url = sfauth.browser_report()["url"]
+    assert url.startswith(server["SFAUTH_TEST_AUTHORIZE_URL"]) and "prompt=login" in url, url
+    assert "salesforce" not in forced.stderr
+    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], old["accessToken"])[0] == 401
+    # Options that name another server are refused, and nothing is touched.
+    other = sfauth.run("login", "--force", "--sandbox")
+    assert other.returncode == USAGE and "leave out --account and --force" in other.stderr, other.stderr
+    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], stored(sfauth)["accessToken"])[0] == 200
+
+
+def test_login_account_signs_in_again_with_the_accounts_recipe(sfauth, server):
+    assert login(sfauth, "--alias", "work").returncode == OK
+    sfauth.browser_report()
+    sfauth.browser_log.unlink()
+    again = sfauth.run("login", "--account", "work")
+    assert again.returncode == OK, again.stderr
+    url = sfauth.browser_report()["url"]
+    assert url.startswith(server["SFAUTH_TEST_AUTHORIZE_URL"]) and "scope=openid%20profile%20email" in url, url
+    assert [a["alias"] for a in accounts(sfauth)] == ["work"]
 
 
 def test_whoami_shows_the_identity_from_the_server(sfauth):
@@ -114,14 +147,15 @@ def test_whoami_shows_the_identity_from_the_server(sfauth):
     assert as_json["user_id"] == "1" and as_json["organization_id"] is None
 
 
-def test_force_then_a_failed_sign_in_leaves_no_revoked_token_to_hand_out(sfauth, server):
+def test_force_then_a_failed_sign_in_keeps_the_working_session(sfauth, server):
     login(sfauth)
     old = stored(sfauth)
     sfauth.browser_report()
     sfauth.browser_log.unlink()
     denied = sfauth.run(*sfauth.login_args(scope="openid profile email", extra=["--force"]), SFAUTH_TEST_BROWSER_ACTION="deny")
     assert denied.returncode == 4, denied.stderr
-    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], old["accessToken"])[0] == 401
+    # Nothing was revoked before the new sign-in succeeded: the old session still works.
+    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], old["accessToken"])[0] == 200
     token = sfauth.run("token")
-    assert token.returncode == LOGIN_REQUIRED and token.stdout == ""   # not the revoked token
-    assert sfauth.stored_accounts() != []                   # the account is kept, marked login-required
+    assert token.returncode == OK and token.stdout.strip() == old["accessToken"]
+    assert stored(sfauth) == old

@@ -215,7 +215,7 @@ def test_a_reused_refresh_token_ends_the_chain_and_sfauth_asks_for_a_new_login(g
     assert "sfauth login" in again.stderr, again.stderr
     listing = gsfauth.run("accounts", "--json")
     assert listing.returncode == OK, listing.stderr
-    assert [a["state"] for a in json.loads(listing.stdout)] == ["login-required"], listing.stdout
+    assert [a["state"] for a in json.loads(listing.stdout)["accounts"]] == ["login-required"], listing.stdout
 
 
 # ------------------------------------------------------------------ logout

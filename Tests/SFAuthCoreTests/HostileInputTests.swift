@@ -168,3 +168,11 @@ import Testing
         try first.checkIssuer(matches: unrecorded)
     }
 }
+
+@Suite struct RFC3339Tests {
+    @Test(arguments: [(0.0, "1970-01-01T00:00:00Z"), (1_700_000_000, "2023-11-14T22:13:20Z"), (951_782_400, "2000-02-29T00:00:00Z"),
+                      (-1, "1969-12-31T23:59:59Z"), (1e300, "9999-12-31T23:59:59Z"), (-1e300, "0001-01-01T00:00:00Z")])
+    func formats(seconds: Double, text: String) {
+        #expect(Date(timeIntervalSince1970: seconds).rfc3339 == text)
+    }
+}

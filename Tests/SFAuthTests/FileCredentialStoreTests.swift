@@ -87,7 +87,7 @@ import Testing
             return
         }
         #expect(message.contains(path))
-        #expect(message.contains("log in again"))
+        #expect(message.contains("sign in again"))
         #expect(FileManager.default.contents(atPath: path) == Data("{\"accessToken\": 12".utf8))
         // A token request reports the same error rather than "not signed in".
         await #expect(throws: OAuthError.storage(message)) { try await TokenSource(store: store).credentials() }

@@ -33,7 +33,7 @@ struct LoopbackListenerTests {
         #expect(first.port == port)
         #expect(first.redirectURI == "http://127.0.0.1:\(port)/OauthRedirect")
         #expect(throws: OAuthError.configuration(
-            "port \(port) on 127.0.0.1 is already in use; stop the program using it or choose another port with --port")
+            "port \(port) on 127.0.0.1 is already in use: probably another sign-in (sfauth or sf) is waiting on it; finish or cancel that one, then try again")
         ) {
             _ = try LoopbackListener(configuration: .init(port: port))
         }
@@ -298,7 +298,8 @@ struct LoopbackListenerTests {
         } catch .timedOut(let seconds, let hint) {
             #expect(seconds == 0)
             #expect(hint == "No redirect arrived. If the browser showed an error from the server (for example a redirect URI that is not registered), "
-                + "register http://127.0.0.1:\(port)/callback for this client; otherwise run the login again.")
+                + "make sure the client accepts 127.0.0.1 redirects on any port (RFC 8252 §7.3), or choose a fixed port with --port "
+                + "and register that; otherwise sign in again.")
         } catch {
             Issue.record("unexpected error \(error)")
         }

@@ -21,7 +21,8 @@ public struct AccountResolver: Sendable {
         var matches = [String]()
         var names = [(identifier: String, label: String, all: [String])]()
         for identifier in identifiers {
-            guard let credentials = try store.load(identifier: identifier) else { continue }
+            // A damaged file matches by its identifier only (above); it must not hide the others.
+            guard let credentials = try? store.load(identifier: identifier) else { continue }
             let all = [credentials.alias, credentials.username, credentials.email].compactMap { $0 } + [identifier]
             if all.dropLast().contains(name) { matches.append(identifier) }
             names.append((identifier, credentials.alias ?? credentials.username ?? identifier, all))

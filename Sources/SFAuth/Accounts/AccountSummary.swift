@@ -5,55 +5,96 @@ import Foundation
 #endif
 import SFAuthCore
 
-/// One stored account as `sfauth accounts` shows it.
+/// One stored account as `sfauth accounts` shows it — or a file in the store that cannot be read,
+/// shown with its path so that one damaged file hides none of the others.
 public struct AccountSummary: Sendable, Equatable, Encodable {
     /// Whether the account's tokens can be used.
     public enum State: String, Sendable, Encodable {
         /// The access token is valid.
         case valid
-        /// The access token has expired but a refresh token can renew it.
+        /// The access token has expired but can be renewed without a person.
         case expiredRefreshable = "expired-refreshable"
-        /// Only a new browser login helps.
+        /// Only a new sign-in helps.
         case loginRequired = "login-required"
+        /// The account's file cannot be read (damaged, or written by something else).
+        case unreadable
+    }
+
+    /// Where an account's refresh token is kept.
+    public enum SecretLocation: String, Sendable, Encodable {
+        /// In the Secret Service keyring.
+        case keyring
+        /// In the account's own file (mode 0600).
+        case file
     }
 
     /// The account's key.
     public var identifier: String
+    /// What selects the account in `--account`, `use`, `logout`: its alias, else its identifier.
+    public var name: String
     /// The alias the user gave it.
     public var alias: String?
     /// The username.
     public var username: String?
-    /// Where API calls go (Salesforce instance URL) or the server's host.
+    /// Who the account is, for people: the username, or the client for a client-credentials account.
+    public var user: String?
+    /// Where the account signs in, with port and path where they tell servers apart: Salesforce's
+    /// instance host, else the issuer or token endpoint without its scheme.
     public var server: String
     /// Whether it is the default account.
     public var isDefault: Bool
     /// Whether its tokens can be used.
     public var state: State
-    /// When the access token expires (stated or assumed).
-    public var expiresAt: Date
+    /// When the access token expires (stated or assumed); `nil` for an unreadable file.
+    public var expiresAt: Date?
+    /// Where its refresh token lives; `nil` when it has none.
+    public var refreshToken: SecretLocation?
+    /// The account's file.
+    public var file: String
+    /// Why the file cannot be read (`state == .unreadable`).
+    public var problem: String?
 
     enum CodingKeys: String, CodingKey {
-        case identifier, alias, username, server, isDefault = "default", state, expiresAt = "expires_at"
+        case identifier, name, alias, username, user, server, isDefault = "default", state, expiresAt = "expires_at",
+             expires, refreshToken = "refresh_token", file, problem
     }
 
     /// Every key is always present (absent values are `null`), so scripts can rely on the shape.
+    /// `expires_at` is Unix seconds; `expires` the same time in RFC 3339.
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(identifier, forKey: .identifier)
+        try container.encode(name, forKey: .name)
         try container.encode(alias, forKey: .alias)
         try container.encode(username, forKey: .username)
+        try container.encode(user, forKey: .user)
         try container.encode(server, forKey: .server)
         try container.encode(isDefault, forKey: .isDefault)
         try container.encode(state, forKey: .state)
-        try container.encode(expiresAt, forKey: .expiresAt)
+        try container.encode(expiresAt?.unixSeconds, forKey: .expiresAt)
+        try container.encode(expiresAt?.rfc3339, forKey: .expires)
+        try container.encode(refreshToken, forKey: .refreshToken)
+        try container.encode(file, forKey: .file)
+        try container.encode(problem, forKey: .problem)
     }
 
-    /// Lists every stored account, default first marked, in identifier order.
-    public static func list(store: any CredentialStore, tokenSource: TokenSource) throws(OAuthError) -> [AccountSummary] {
+    /// Lists every stored account in identifier order, the default one marked. A file that cannot
+    /// be read is listed as `unreadable` with the reason, instead of failing the whole list.
+    public static func list(store: FileCredentialStore, tokenSource: TokenSource) throws(OAuthError) -> [AccountSummary] {
         let defaultIdentifier = try store.defaultIdentifier()
         var summaries = [AccountSummary]()
         for identifier in try store.identifiers() {
-            guard let credentials = try store.load(identifier: identifier) else { continue }
+            let credentials: OAuthCredentials
+            do {
+                guard let loaded = try store.load(identifier: identifier) else { continue }
+                credentials = loaded
+            } catch {
+                summaries.append(AccountSummary(
+                    identifier: identifier, name: identifier, server: identifier.split(separator: "/").first.map(String.init) ?? "?",
+                    isDefault: identifier == defaultIdentifier, state: .unreadable, file: store.path(for: identifier),
+                    problem: error.description))
+                continue
+            }
             let state: State
             if tokenSource.isUsable(credentials) {
                 state = .valid
@@ -62,12 +103,37 @@ public struct AccountSummary: Sendable, Equatable, Encodable {
             } else {
                 state = .loginRequired
             }
-            summaries.append(AccountSummary(
-                identifier: identifier, alias: credentials.alias, username: credentials.username,
-                server: credentials.instanceURL ?? EndpointURL.parts(of: credentials.server.tokenEndpoint)?.host ?? credentials.server.tokenEndpoint,
-                isDefault: identifier == defaultIdentifier, state: state,
-                expiresAt: credentials.expiry(assumedLifetime: tokenSource.assumedLifetime)))
+            var summary = AccountSummary(
+                identifier: identifier, name: credentials.selectableName, server: displayServer(of: credentials),
+                isDefault: identifier == defaultIdentifier, state: state, file: store.path(for: identifier))
+            summary.alias = credentials.alias
+            summary.username = credentials.username
+            summary.user = credentials.username ?? (credentials.obtainedBy == .clientCredentials ? "client \(credentials.clientId)" : nil)
+            summary.expiresAt = credentials.expiry(assumedLifetime: tokenSource.assumedLifetime)
+            if credentials.hasRefreshToken { summary.refreshToken = credentials.refreshTokenInSecretStore == true ? .keyring : .file }
+            summaries.append(summary)
         }
         return summaries
+    }
+
+    init(identifier: String, name: String, server: String, isDefault: Bool, state: State, file: String, problem: String? = nil) {
+        self.identifier = identifier
+        self.name = name
+        self.server = server
+        self.isDefault = isDefault
+        self.state = state
+        self.file = file
+        self.problem = problem
+    }
+
+    /// `acme.my.salesforce.com`, `127.0.0.1:8000/o`, `idp.example/realms/dev`: enough to tell two
+    /// servers on one host apart.
+    public static func displayServer(of credentials: OAuthCredentials) -> String {
+        if let instance = credentials.instanceURL, let parts = EndpointURL.parts(of: instance) { return parts.host }
+        let url = credentials.server.issuer ?? credentials.server.tokenEndpoint
+        guard let schemeEnd = url.firstRange(of: "://") else { return url }
+        var rest = url[schemeEnd.upperBound...]
+        while rest.hasSuffix("/") { rest = rest.dropLast() }
+        return String(rest)
     }
 }

@@ -94,8 +94,12 @@ public final class LoopbackListener: Sendable {
         let (seconds, attoseconds) = timeout.components
         let milliseconds = max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
         let wholeSeconds = Int((Double(seconds) + Double(attoseconds) / 1e18).rounded())
+        // A port picked at random is good for this sign-in only: registering it would not help the next.
+        let register = configuration.port == 0
+            ? "make sure the client accepts \(configuration.host) redirects on any port (RFC 8252 §7.3), or choose a fixed port with --port and register that"
+            : "register \(redirectURI) for this client"
         let hint = "No redirect arrived. If the browser showed an error from the server (for example a redirect URI that is not registered), "
-            + "register \(redirectURI) for this client; otherwise run the login again."
+            + "\(register); otherwise sign in again."
         let request = LoopbackServer.Request(
             port: port,
             callbackPath: configuration.callbackPath,

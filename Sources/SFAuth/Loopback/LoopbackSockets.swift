@@ -123,8 +123,11 @@ enum LoopbackSockets {
             close(fd)
             switch code {
             case EADDRINUSE:
+                // A fixed port is registered with the server (Salesforce: exactly 1717): another port
+                // would not match. Most often another sign-in is waiting on it.
+                let holder = PortHolder.describe(port: port).map { ", held by \($0)" } ?? ""
                 throw .failed(.configuration(
-                    "port \(port) on \(family.displayName) is already in use; stop the program using it or choose another port with --port"))
+                    "port \(port) on \(family.displayName) is already in use\(holder): probably another sign-in (sfauth or sf) is waiting on it; finish or cancel that one, then try again"))
             case EADDRNOTAVAIL where family == .ipv6, EAFNOSUPPORT where family == .ipv6:
                 throw .unavailable
             case EACCES:

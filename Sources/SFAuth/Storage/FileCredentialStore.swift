@@ -77,6 +77,22 @@ public struct FileCredentialStore: CredentialStore {
         if let problem = POSIXFile.privateDirectoryProblem(directory) { throw .storage(problem) }
     }
 
+    /// Checks, before a sign-in starts, that its credentials can be kept: the directory is private
+    /// and can be created and written, and the default-account file can be read. Nobody should sign
+    /// in at the browser only to learn afterwards that nothing could be stored.
+    public func requireWritable() throws(OAuthError) {
+        try requirePrivateDirectory()
+        do {
+            try POSIXFile.makePrivateDirectory(accountsDirectory)
+            _ = try readDefault()
+        } catch {
+            throw .storage("\(error)")
+        }
+        guard access(accountsDirectory, W_OK) == 0 else {
+            throw .storage("\(accountsDirectory) cannot be written (\(String(cString: strerror(errno)))); nothing could be stored")
+        }
+    }
+
     public func load(identifier: String) throws(OAuthError) -> OAuthCredentials? {
         try requirePrivateDirectory()
         let path = path(for: identifier)
@@ -122,6 +138,13 @@ public struct FileCredentialStore: CredentialStore {
             guard let secretStore else { throw Self.keyringNotInUse(credentials) }
             try secretStore.deleteSecret(account: identifier, kind: Self.refreshTokenKind)
         }
+        try removeFile(of: identifier)
+    }
+
+    /// Removes an account's file without reading it — for a file that cannot be read (damaged),
+    /// which `delete` would refuse — and moves the default as `delete` does. A refresh token such
+    /// an account kept in the keyring cannot be found any more without its record.
+    public func removeFile(of identifier: String) throws(OAuthError) {
         try locked { () throws(POSIXFile.Failure) in
             try POSIXFile.remove(path(for: identifier), directory: accountsDirectory)
             guard try readDefault() == identifier else { return }
@@ -191,7 +214,7 @@ public struct FileCredentialStore: CredentialStore {
             }
             return credentials
         } catch {
-            throw .storage("\(path) is not a valid credentials file (\(Self.reason(error))); move it away and log in again")
+            throw .storage("\(path) is not a valid credentials file (\(Self.reason(error))); move it away (or remove it with `sfauth logout --local-only IDENTIFIER`) and sign in again")
         }
     }
 

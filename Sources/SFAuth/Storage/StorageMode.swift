@@ -47,8 +47,8 @@ public enum StorageMode: String, Sendable, CaseIterable {
             case .unavailable(let reason) where self == .keyring:
                 throw .configuration("the keyring cannot be used (\(reason)); unlock or start it, or use --storage file")
             case .unavailable(let reason):
-                let notice = "No keyring is available (\(reason)), so the refresh token is kept in the credentials file "
-                    + "(mode 0600) instead. Use --storage keyring to require a keyring, or --storage file to choose files."
+                let notice = "No keyring answered (\(reason)), so the refresh token is kept in the 0600 credentials file; "
+                    + "`sfauth accounts` shows where each one lives."
                 return (try FileCredentialStore(environment: environment, secretStore: SecretServiceStore(),
                                                 placesNewRefreshTokensInSecretStore: false), notice)
             }
