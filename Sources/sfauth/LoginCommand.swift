@@ -47,41 +47,24 @@ struct LoginCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup(title: "Server and client")
+    @OptionGroup
     var provider: ProviderOptions
 
     @OptionGroup(title: "Without a browser (headless machines, service accounts, CI)")
     var grants: GrantOptions
 
-    @Option(help: ArgumentHelp("Command that opens the URL instead of xdg-open; the URL replaces %s wherever it appears (url=%s), else it is appended.", valueName: "command"))
-    var browserCommand: String?
+    @OptionGroup(title: "Browser, account and storage")
+    var session: SessionOptions
 
-    @Flag(help: "Do not open a browser; print the URL to open instead.")
-    var noBrowser = false
-
-    @Flag(help: ArgumentHelp("Also accept the address the browser ends up at, pasted on standard input (for a browser on another machine). On by default when standard input is a terminal and no browser can be shown here."))
-    var paste = false
-
-    @Option(help: ArgumentHelp("Seconds to wait for the browser's redirect (default 300), or for the device code's approval (default: as long as the server keeps the code valid).",
-                               valueName: "seconds"))
-    var timeout: Int?
-
-    @Option(help: ArgumentHelp("A short name for this account, for --account and sfauth use.", valueName: "name"))
-    var alias: String?
-
-    @Option(help: ArgumentHelp("Where the refresh token goes: auto (the keyring when one answers, else the 0600 file), keyring, or file. Default: $SFAUTH_STORAGE or auto.",
-                               valueName: "mode"))
-    var storage: StorageMode?
-
-    @Option(help: ArgumentHelp("Sign in again to this stored account (alias, username, email or identifier) the way it was signed in: its server, client, scopes, redirect and grant.",
-                               valueName: "account"))
-    var account: String?
-
-    @Flag(name: .shortAndLong, help: "Also say where the credentials were saved.")
-    var verbose = false
-
-    @Flag(help: "Sign in again to the default (or --account) account, making the server ask for a fresh sign-in (prompt=login); its old tokens are revoked once the new sign-in succeeded.")
-    var force = false
+    var browserCommand: String? { session.browserCommand }
+    var noBrowser: Bool { session.noBrowser }
+    var paste: Bool { session.paste }
+    var timeout: Int? { session.timeout }
+    var alias: String? { session.alias }
+    var storage: StorageMode? { session.storage }
+    var account: String? { session.account }
+    var verbose: Bool { session.verbose }
+    var force: Bool { session.force }
 
     /// Checks the flags of `login` itself; the server and client settings are checked when they are
     /// resolved with the environment and the configuration file, with errors that name their sources.
@@ -146,7 +129,7 @@ struct LoginCommand: AsyncParsableCommand {
         let acceptsPaste = paste || (isatty(0) == 1 && (noBrowser || !LoginProgressReporter.hasDisplay(environment)))
         // The device grant waits as long as its code is valid (the coordinator stops at the code's
         // expires_in); the browser sign-in five minutes.
-        let timeout = self.timeout ?? (grant?.authType == .deviceCode ? DeviceAuthorization.maximumLifetime : 300)
+        let timeout = session.timeout ?? (grant?.authType == .deviceCode ? DeviceAuthorization.maximumLifetime : 300)
         let reporter = LoginProgressReporter(store: store, timeoutSeconds: timeout, acceptsPaste: acceptsPaste, environment: environment,
                                              keyringNotice: keyringNotice, verbose: verbose)
         let coordinator = OAuthCoordinator(

@@ -168,3 +168,25 @@ def test_the_keyring_notice_is_one_line_once_per_store_and_only_when_a_file_kept
     second = login(sfauth, **no_keyring)
     assert "keyring" not in second.stderr, second.stderr
     assert {a["refresh_token"] for a in accounts(sfauth) if a["user"] == "alice"} == {"file"}
+
+
+def test_config_is_a_dry_run_of_login_and_shows_what_is_missing(sfauth):
+    result = sfauth.run("config", "--issuer", "https://idp.example", "--device", "--timeout", "30", "--alias", "w",
+                        "--storage", "file", "--no-browser")
+    assert result.returncode == OK, result.stderr
+    rows = {line.split()[0]: line for line in result.stdout.splitlines()[1:]}
+    assert "(missing)" in rows["client_id"] and "--client-id" in rows["client_id"]
+    assert "device" in rows["grant"] and "30" in rows["timeout"] and "file" in rows["storage"] and "flag --no-browser" in rows["browser"]
+    assert "client_id is missing" in result.stderr
+    as_json = json.loads(sfauth.run("config", "--issuer", "https://idp.example", "--json").stdout)
+    assert as_json["missing"][0]["name"] == "client_id" and as_json["settings"]["grant"]["value"] == "browser"
+    # Its help points to login's instead of repeating every option.
+    assert len(sfauth.run("config", "--help").stdout.splitlines()) < 60
+    assert "sfauth login --help" in " ".join(sfauth.run("config", "--help").stdout.split())
+
+
+def test_with_no_display_the_url_is_printed_once(sfauth):
+    result = sfauth.run(*sfauth.login_args(extra=["--timeout", "2"]), BROWSER="")
+    assert result.returncode == CANCELLED, result.stderr
+    url_lines = [line for line in result.stderr.splitlines() if "/authorize/?" in line]
+    assert len(url_lines) == 1, result.stderr

@@ -118,9 +118,12 @@ public struct SystemBrowserLauncher: BrowserLauncher {
             }
         }
         let detail = result.lastErrorLine.map { line -> String in
-            // xdg-open prefixes its messages with its own name.
+            // xdg-open prefixes its messages with its own name, and quotes the URL, which the user is
+            // shown anyway right after this message: once is enough.
             let prefix = "\(name): "
-            return " (" + (line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)) : line) + ")"
+            var text = line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)) : line
+            for argument in arguments.dropFirst() where argument.contains("://") { text = text.replacing(argument, with: "the URL") }
+            return " (" + text + ")"
         } ?? ""
         switch result.status {
         case .exited(0), .running, .unknown:

@@ -34,11 +34,12 @@ public struct LoadedConfiguration: Sendable, Equatable {
     ///   - configPath: `--config PATH`, when given.
     ///   - profileName: `--profile NAME`, when given.
     ///   - environment: the process environment.
+    ///   - reportingMissing: list missing required values instead of throwing (`sfauth config`).
     /// - Throws: `OAuthError.configuration` when a file named by `--config` or `SFAUTH_CONFIG` does not
     ///   exist or cannot be read, the file is invalid (`FILE:LINE: …`), the profile does not exist, or
     ///   the settings do not resolve (see `ConfigurationResolver.resolve()`).
     public static func load(flags: ConfigurationLayer, configPath: String? = nil, profileName: String? = nil,
-                            environment: [String: String]) throws(OAuthError) -> LoadedConfiguration {
+                            environment: [String: String], reportingMissing: Bool = false) throws(OAuthError) -> LoadedConfiguration {
         let location = ConfigurationFileLocation.resolve(flag: configPath, environment: environment)
         let file = try location.flatMap { location throws(OAuthError) in try read(location) }
 
@@ -58,7 +59,7 @@ public struct LoadedConfiguration: Sendable, Equatable {
             }
             layers.append(try file.profile(profileChoice))
         }
-        let resolved = try ConfigurationResolver(layers: layers).resolve()
+        let resolved = try ConfigurationResolver(layers: layers).resolve(reportingMissing: reportingMissing)
         return LoadedConfiguration(file: location, fileExists: file != nil, profile: profileChoice, resolved: resolved)
     }
 

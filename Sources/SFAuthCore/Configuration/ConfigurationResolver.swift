@@ -31,7 +31,11 @@ public struct ConfigurationResolver: Sendable {
     ///   (`FILE:LINE:`, `flag --x:`, `env X:`): an unknown preset, two servers named in one layer, a
     ///   key the preset needs, endpoints that do not fit the server, an insecure URL, a bad redirect,
     ///   or a parameter sfauth sets itself.
-    public func resolve() throws(OAuthError) -> ResolvedConfiguration {
+    ///
+    /// - Parameter reportingMissing: list a missing required value (the client id, a key the preset
+    ///   needs) in `ResolvedConfiguration.missing` instead of throwing — for `sfauth config`, which
+    ///   shows what a login would lack. The server and client are then placeholders.
+    public func resolve(reportingMissing: Bool = false) throws(OAuthError) -> ResolvedConfiguration {
         let serverLayerIndex = try indexOfServerLayer()
         let serverLayer = serverLayerIndex.map { layers[$0] } ?? ConfigurationLayer()
         let (preset, presetChoice) = try choosePreset(serverLayerIndex: serverLayerIndex)
@@ -43,17 +47,28 @@ public struct ConfigurationResolver: Sendable {
             presetChoice: presetChoice)
 
         try values.requireOneServer()
+        var missing = [MissingSetting]()
         if let preset, let presetChoice {
             for key in preset.requires where values[key] == nil {
-                throw Self.problem("preset '\(preset.name)' needs \(key.rawValue); give \(key.waysToSet)", at: presetChoice.source)
+                guard reportingMissing else {
+                    throw Self.problem("preset '\(preset.name)' needs \(key.rawValue); give \(key.waysToSet)", at: presetChoice.source)
+                }
+                missing.append(MissingSetting(name: key.rawValue, reason: "preset '\(preset.name)' needs it; give \(key.waysToSet)"))
             }
         }
-        let server = try self.server(values)
-        let client = try self.client(values)
-        return ResolvedConfiguration(
+        if reportingMissing && values.text(.clientId) == nil {
+            missing.append(MissingSetting(name: ConfigurationKey.clientId.rawValue,
+                                          reason: "required for this server; give \(ConfigurationKey.clientId.waysToSet)"))
+        }
+        let placeholder = ServerSelection.known(AuthorizationServer(authorizationEndpoint: "", tokenEndpoint: ""))
+        let server = missing.isEmpty ? try self.server(values) : ((try? self.server(values)) ?? placeholder)
+        let client = try self.client(values, placeholderId: missing.isEmpty ? nil : "")
+        var resolved = ResolvedConfiguration(
             server: server, client: client.configuration, preset: presetChoice,
             username: values.text(.username), jwtKeyFile: values.text(.jwtKeyFile), audience: values.text(.audience),
             settings: settings(values, server: server, parameters: client.parameters))
+        resolved.missing = missing
+        return resolved
     }
 
     /// Every value in effect, in key order: the preset, the server (with a Salesforce host's derived
@@ -175,9 +190,9 @@ public struct ConfigurationResolver: Sendable {
 
     // MARK: - Client
 
-    private func client(_ values: ConfigurationLookup) throws(OAuthError)
+    private func client(_ values: ConfigurationLookup, placeholderId: String? = nil) throws(OAuthError)
         -> (configuration: ClientConfiguration, parameters: [Sourced<AuthorizationParameter>]) {
-        guard let clientId = values.text(.clientId) else {
+        guard let clientId = values.text(.clientId) ?? placeholderId.map({ Sourced($0, from: .builtIn) }) else {
             let named = [ConfigurationKey.issuer, .authorizeURL, .tokenURL].lazy.compactMap { values[$0] }.first
             throw Self.problem("a client id is required for this server; give \(ConfigurationKey.clientId.waysToSet)",
                                at: named?.source ?? .builtIn)

@@ -15,6 +15,8 @@ public struct ResolvedConfiguration: Sendable, Equatable {
     public var audience: Sourced<String>?
     /// Every value in effect, in the order `sfauth config` shows them.
     public var settings: [ResolvedSetting]
+    /// Required values that are not set (only when resolved with `reportingMissing`).
+    public var missing: [MissingSetting] = []
 
     /// Creates a resolved configuration.
     public init(server: ServerSelection, client: ClientConfiguration, preset: Sourced<String>?, username: Sourced<String>? = nil,
@@ -48,5 +50,19 @@ public struct ResolvedSetting: Sendable, Equatable {
         self.name = name
         self.value = value
         self.source = source
+    }
+}
+
+/// A value a login needs that no layer sets, and how to set it.
+public struct MissingSetting: Sendable, Equatable {
+    /// The key, e.g. `client_id`.
+    public var name: String
+    /// Why it is needed and the ways to set it.
+    public var reason: String
+
+    /// Creates a missing setting.
+    public init(name: String, reason: String) {
+        self.name = name
+        self.reason = reason
     }
 }
