@@ -48,7 +48,7 @@ struct LogoutCommand: AsyncParsableCommand {
                 StandardError.line("Not signed in; nothing to log out of.")
                 return
             }
-            let defaultBefore = try store.defaultIdentifier()
+            let defaultBefore = try? store.defaultIdentifier()
             let environment = ProcessInfo.processInfo.environment
             // A confidential client's secret authenticates the revocation (some servers refuse it
             // otherwise) — only when one account is logged out: a secret is never sent to a server
@@ -105,7 +105,7 @@ struct LogoutCommand: AsyncParsableCommand {
                 }
                 StandardError.line("Logged out of \(credentials.displayLabel): \(outcome).")
             }
-            if let next = try store.defaultIdentifier(), next != defaultBefore, let credentials = try? store.load(identifier: next) {
+            if let next = try? store.defaultIdentifier(), next != defaultBefore, let credentials = try? store.load(identifier: next) {
                 StandardError.line("The default account is now \(credentials.displayLabel).")
             }
             if !unreadable.isEmpty {

@@ -190,3 +190,36 @@ def test_with_no_display_the_url_is_printed_once(sfauth):
     assert result.returncode == CANCELLED, result.stderr
     url_lines = [line for line in result.stderr.splitlines() if "/authorize/?" in line]
     assert len(url_lines) == 1, result.stderr
+
+
+def test_every_login_required_message_names_the_command_that_works_for_that_account(sfauth, server):
+    from test_logout import stored
+    cache = str(sfauth.home.parent / "cache")
+    first = sfauth.run("login", "--issuer", server["SFAUTH_TEST_ISSUER"], "--client-id", server["SFAUTH_TEST_CLIENT_ID"],
+                       "--scope", "openid profile email", "--alias", "idp", XDG_CACHE_HOME=cache)
+    assert first.returncode == OK, first.stderr
+    # The server forgets the sign-in (its refresh token revoked): only a new sign-in helps.
+    import urllib.parse
+    import urllib.request
+    body = urllib.parse.urlencode({"token": stored(sfauth)["refreshToken"], "client_id": server["SFAUTH_TEST_CLIENT_ID"]}).encode()
+    urllib.request.urlopen(urllib.request.Request(server["SFAUTH_TEST_REVOKE_URL"], data=body), timeout=10).read()
+    token = sfauth.run("token", "--refresh")
+    assert token.returncode == LOGIN_REQUIRED
+    assert "Run `sfauth login --account idp`" in token.stderr, token.stderr
+    # That command, as printed, signs in again at the account's own server (not Salesforce).
+    sfauth.browser_report()
+    sfauth.browser_log.unlink()
+    again = sfauth.run("login", "--account", "idp", XDG_CACHE_HOME=cache)
+    assert again.returncode == OK, again.stderr
+    assert sfauth.browser_report()["url"].startswith(server["SFAUTH_TEST_AUTHORIZE_URL"])
+    assert sfauth.run("token").returncode == OK
+
+
+def test_logout_says_what_it_revoked_even_when_the_files_cannot_be_removed(sfauth, server):
+    login(sfauth, "--alias", "a")
+    default = sfauth.home / "default"
+    default.unlink()
+    default.mkdir()                                   # the store cannot finish the removal
+    result = sfauth.run("logout", "a")
+    assert result.returncode == STORAGE, result.stderr
+    assert "revoked the refresh token" in result.stderr and "could not be removed here" in result.stderr, result.stderr
