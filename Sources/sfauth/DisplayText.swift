@@ -1,4 +1,7 @@
 import SFAuth
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -32,5 +35,32 @@ enum JSONOutput {
             }
         }
         return String(out)
+    }
+}
+
+/// Writes bytes to standard output as they are (a response body is data, not text to escape).
+enum StandardOutput {
+    static func write(_ bytes: [UInt8]) {
+        var rest = bytes[...]
+        while !rest.isEmpty {
+            let count = rest.withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return }
+            rest = rest.dropFirst(count)
+        }
+    }
+}
+
+/// Reads all of standard input (a request body given as `--data-file -`).
+enum StandardInput {
+    static func readAll() -> [UInt8] {
+        var bytes = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return bytes }
+            bytes += chunk[0..<count]
+        }
     }
 }

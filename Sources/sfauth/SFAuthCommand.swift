@@ -22,9 +22,9 @@ struct SFAuthCommand: AsyncParsableCommand {
             Exit codes: 0 success, 1 credential store error, 2 usage or configuration error, \
             3 login required, 4 cancelled or timed out, 5 refused by the server, 6 network or server failure.
             """,
-        version: "0.1.0",
+        version: "0.1.0",  // = the file VERSION; scripts/build-release refuses to build when they differ
         subcommands: [LoginCommand.self, TokenCommand.self, AccountsCommand.self, UseCommand.self, WhoamiCommand.self,
-                      LogoutCommand.self, ConfigCommand.self]
+                      LogoutCommand.self, ConfigCommand.self, ExecCommand.self, RequestCommand.self]
     )
 
     /// Parses the arguments, runs the command and exits with the documented status. Usage errors

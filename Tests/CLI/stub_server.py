@@ -41,7 +41,7 @@ class StubServer:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            do_GET = do_POST = _serve
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

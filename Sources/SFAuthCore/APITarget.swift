@@ -1,0 +1,50 @@
+/// Where an authenticated API request may go (`sfauth request`): a path is resolved against the
+/// account's instance URL, and the token is sent only to the account's own hosts (its instance, its
+/// authorization server) unless the caller allows another — a bearer token must not leak to a host
+/// that merely appeared in a URL.
+public enum APITarget {
+    /// The absolute URL for `pathOrURL`: an absolute http(s) URL as it is, or a path (`/services/data/`)
+    /// appended to `base`.
+    ///
+    /// - Throws: `OAuthError.configuration` for a path when there is no base URL, or for anything
+    ///   that is neither a path nor an absolute http(s) URL.
+    public static func url(for pathOrURL: String, base: String?) throws(OAuthError) -> String {
+        if EndpointURL.parts(of: pathOrURL) != nil { return pathOrURL }
+        guard pathOrURL.hasPrefix("/") else {
+            throw .configuration("'\(TerminalText.escaped(pathOrURL))' is neither a path (/services/data/) nor an absolute https URL")
+        }
+        guard let base, EndpointURL.parts(of: base) != nil else {
+            throw .configuration("the account has no instance URL to resolve '\(TerminalText.escaped(pathOrURL))' against; give the whole URL")
+        }
+        var trimmed = Substring(base)
+        while trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        return trimmed + pathOrURL
+    }
+
+    /// `host` or `host:port` as `allowedHosts` and `--allow-host` name them, lower-cased; IPv6 in
+    /// brackets.
+    public static func hostName(of url: String) -> String? {
+        guard let parts = EndpointURL.parts(of: url) else { return nil }
+        let host = parts.host.contains(":") ? "[\(parts.host)]" : parts.host
+        return host + (parts.port.map { ":\($0)" } ?? "")
+    }
+
+    /// The hosts an account's token is meant for: its instance and its authorization server.
+    public static func ownHosts(of credentials: OAuthCredentials) -> [String] {
+        [credentials.instanceURL, credentials.server.issuer, credentials.server.tokenEndpoint, credentials.server.userinfoEndpoint]
+            .compactMap { $0.flatMap(hostName(of:)) }
+    }
+
+    /// Refuses `url` unless its host (with its port, when it has one) is one of `allowedHosts`.
+    public static func requireAllowed(_ url: String, allowedHosts: [String]) throws(OAuthError) {
+        guard let host = hostName(of: url), let parts = EndpointURL.parts(of: url) else {
+            throw .configuration("'\(TerminalText.escaped(url))' is not an absolute http(s) URL")
+        }
+        // A host allowed without a port allows it on any port.
+        let bare = parts.host.contains(":") ? "[\(parts.host)]" : parts.host
+        let allowed = Set(allowedHosts.map { $0.lowercased() })
+        guard allowed.contains(host) || allowed.contains(bare) else {
+            throw .configuration("\(host) is not one of the account's own hosts (\(allowedHosts.joined(separator: ", "))), so its token is not sent there; add --allow-host \(host) if you trust it")
+        }
+    }
+}
