@@ -14,7 +14,6 @@ storage) pointed at Glewlwyd, signing in as alice; it needs neither the DOT serv
 import importlib.util
 import os
 import pathlib
-import shlex
 import shutil
 import subprocess
 import urllib.request
@@ -40,13 +39,7 @@ Sfauth = _conftest.Sfauth
 free_port = _conftest.free_port
 
 
-def parse_env(text):
-    values = {}
-    for line in text.splitlines():
-        if line.startswith("export ") and "=" in line:
-            key, value = line[len("export "):].split("=", 1)
-            values[key] = shlex.split(value)[0] if value else ""
-    return values
+from private_server import parse_env_file as parse_env  # noqa: E402  (the same env-file format)
 
 
 def answers(url):

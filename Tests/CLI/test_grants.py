@@ -57,6 +57,12 @@ def start_device_login(sfauth, *extra):
     process = sfauth.start("login", "--issuer", sfauth.server["SFAUTH_TEST_ISSUER"],
                            "--client-id", sfauth.server["SFAUTH_TEST_DEVICE_CLIENT_ID"], "--device", *extra,
                            XDG_CACHE_HOME=str(sfauth.home.parent / "cache"))
+    return wait_for_verification_uri(process, "user_code")
+
+
+def wait_for_verification_uri(process, parameter):
+    """Reads a device login's stderr until the verification_uri_complete (whose query carries the
+    user code as `parameter`): returns (process, that URI, the code, the text read so far)."""
     process.stdin.close()
     process.stdin = None                                   # so communicate() does not flush it
     lines = []
@@ -66,7 +72,7 @@ def start_device_login(sfauth, *extra):
         if not line:
             break
         lines.append(line)
-        match = re.search(r"(http://\S+\?user_code=(\S+))", line)
+        match = re.search(r"(http://\S+\?" + parameter + r"=(\S+))", line)
         if match:
             return process, match.group(1), match.group(2), "".join(lines)
     process.kill()

@@ -22,6 +22,7 @@ import urllib.parse
 import urllib.request
 
 from glewlwyd import free_port, glewlwyd, gsfauth  # noqa: F401  (glewlwyd, gsfauth: pytest fixtures)
+from test_grants import wait_for_verification_uri
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "Tests" / "Browser"))
@@ -266,20 +267,7 @@ def start_device_login(runner, g, *extra):
     process = runner.start("login", "--issuer", g["SFAUTH_GLEWLWYD_ISSUER"],
                            "--client-id", g["SFAUTH_GLEWLWYD_DEVICE_CLIENT_ID"], "--device",
                            "--scope", "openid profile email offline_access", "--timeout", "120", *extra)
-    process.stdin.close()
-    process.stdin = None
-    lines = []
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        line = process.stderr.readline()
-        if not line:
-            break
-        lines.append(line)
-        match = re.search(r"(http://\S+\?code=(\S+))", line)
-        if match:
-            return process, match.group(1), match.group(2), "".join(lines)
-    process.kill()
-    raise AssertionError("no verification_uri_complete on stderr:\n" + "".join(lines))
+    return wait_for_verification_uri(process, "code")         # Glewlwyd's complete URI says ?code=
 
 
 def test_device_grant_approved_on_glewlwyds_device_page(gsfauth, glewlwyd):
