@@ -14,7 +14,6 @@ needs `nonce` whenever `openid` is asked for; its revocation endpoint needs clie
 import base64
 import json
 import pathlib
-import re
 import sys
 import time
 import urllib.error
