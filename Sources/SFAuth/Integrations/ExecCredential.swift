@@ -1,0 +1,104 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SFAuthCore
+
+/// client-go's exec credential plugin protocol (Kubernetes `client.authentication.k8s.io`): what
+/// kubectl asks in `KUBERNETES_EXEC_INFO`, and the `ExecCredential` a plugin answers with on stdout.
+public enum ExecCredential {
+    /// The variable kubectl passes the request in: `KUBERNETES_EXEC_INFO`.
+    public static let infoVariable = "KUBERNETES_EXEC_INFO"
+    /// The API group version answered when kubectl did not say: `client.authentication.k8s.io/v1`.
+    public static let defaultAPIVersion = "client.authentication.k8s.io/v1"
+    /// The versions this plugin speaks: `v1` and `v1beta1` (same shape for what we send).
+    public static let supportedAPIVersions: Set<String> = [defaultAPIVersion, "client.authentication.k8s.io/v1beta1"]
+
+    /// What kubectl asked for: the `apiVersion` to answer in and `spec.interactive`.
+    public struct Request: Sendable, Equatable {
+        /// The `apiVersion` to answer in. Default: `defaultAPIVersion`.
+        public var apiVersion: String
+        /// `spec.interactive`: whether the plugin may talk to the user (kubectl's stdin is a terminal).
+        /// `nil` when kubectl did not say (the variable is absent).
+        public var interactive: Bool?
+
+        /// A request.
+        public init(apiVersion: String = ExecCredential.defaultAPIVersion, interactive: Bool? = nil) {
+            self.apiVersion = apiVersion
+            self.interactive = interactive
+        }
+
+        /// Reads `KUBERNETES_EXEC_INFO` from `environment`; an absent or empty variable is the default
+        /// request. An `apiVersion` other than v1/v1beta1, or text that is not the JSON object kubectl
+        /// sends, is a configuration error.
+        public init(environment: [String: String]) throws(OAuthError) {
+            guard let text = environment[ExecCredential.infoVariable], !text.allSatisfy(\.isWhitespace) else {
+                self.init()
+                return
+            }
+            let decoded: Wire
+            do {
+                decoded = try JSONDecoder().decode(Wire.self, from: Data(text.utf8))
+            } catch {
+                throw .configuration("\(ExecCredential.infoVariable) is not the JSON ExecCredential kubectl sends")
+            }
+            let version = decoded.apiVersion ?? ExecCredential.defaultAPIVersion
+            guard ExecCredential.supportedAPIVersions.contains(version) else {
+                throw .configuration("\(ExecCredential.infoVariable) asks for apiVersion \(version); sfauth speaks client.authentication.k8s.io/v1 and v1beta1")
+            }
+            self.init(apiVersion: version, interactive: decoded.spec?.interactive)
+        }
+
+        private struct Wire: Decodable {
+            var apiVersion: String?
+            var spec: Spec?
+            struct Spec: Decodable { var interactive: Bool? }
+        }
+    }
+
+    /// The `ExecCredential` JSON (one line) with `status.token` and, when known,
+    /// `status.expirationTimestamp` in RFC 3339 UTC (kubectl reuses the token until then).
+    public static func render(apiVersion: String, token: String, expiry: Date?) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let value = Wire(apiVersion: apiVersion, status: .init(token: token, expirationTimestamp: expiry?.rfc3339))
+        // Encoding strings and optionals cannot fail; the fallback only keeps this total.
+        guard let data = try? encoder.encode(value) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private struct Wire: Encodable {
+        var kind = "ExecCredential"
+        var apiVersion: String
+        var spec = Spec()
+        var status: Status
+        struct Spec: Encodable {}
+        struct Status: Encodable {
+            var token: String
+            var expirationTimestamp: String?
+        }
+    }
+
+    /// The `users[].user.exec` stanza of a kubeconfig that runs `command args…` as this plugin
+    /// (`interactiveMode: IfAvailable`, so a sign-in may use kubectl's terminal), as YAML indented by
+    /// `indent` spaces. Every string is double-quoted (JSON strings are YAML strings).
+    public static func kubeconfigExecStanza(command: String, arguments: [String], indent: Int = 0) -> String {
+        let pad = String(repeating: " ", count: indent)
+        var lines = ["exec:",
+                     "  apiVersion: \(defaultAPIVersion)",
+                     "  command: \(yamlQuoted(command))",
+                     "  args:"]
+        lines += arguments.map { "  - \(yamlQuoted($0))" }
+        lines += ["  interactiveMode: IfAvailable", "  provideClusterInfo: false"]
+        return lines.map { pad + $0 }.joined(separator: "\n")
+    }
+
+    /// A double-quoted YAML scalar (JSON escaping, which YAML reads the same way).
+    public static func yamlQuoted(_ text: String) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        guard let data = try? encoder.encode(text) else { return "\"\"" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,110 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import SFAuthCore
+
+/// git's credential helper protocol (`git help credential`, "Input/Output Format"): `key=value`
+/// lines on the helper's stdin until a blank line or the end, and the same format back on stdout.
+public enum GitCredential {
+    /// The attributes git sent, in order (a key such as `wwwauth[]` may repeat).
+    public struct Attributes: Sendable, Equatable {
+        /// Every `key=value` pair, in the order read.
+        public var pairs: [(key: String, value: String)]
+
+        /// Reads `text` up to the first blank line; lines without `=` are ignored.
+        public init(parsing text: String) {
+            pairs = []
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+                let line = line.hasSuffix("\r") ? line.dropLast() : line
+                if line.isEmpty { break }
+                guard let equals = line.firstIndex(of: "=") else { continue }
+                pairs.append((String(line[..<equals]), String(line[line.index(after: equals)...])))
+            }
+        }
+
+        /// The first value of `key`.
+        public subscript(key: String) -> String? { pairs.first { $0.key == key }?.value }
+
+        /// The same pairs in the same order.
+        public static func == (lhs: Attributes, rhs: Attributes) -> Bool {
+            lhs.pairs.map(\.key) == rhs.pairs.map(\.key) && lhs.pairs.map(\.value) == rhs.pairs.map(\.value)
+        }
+    }
+
+    /// A host a helper answers for: a scheme and `host[:port]`, as git sends them in `protocol` and
+    /// `host` (git includes a non-default port in `host`).
+    public struct Host: Sendable, Equatable, CustomStringConvertible {
+        /// `https` (the default) or `http`.
+        public var scheme: String
+        /// The host, with `:port` when one was given, lowercased.
+        public var hostAndPort: String
+
+        /// Reads `https://git.example`, `http://127.0.0.1:8080/`, `git.example:8443` or `git.example`
+        /// (scheme `https` unless `defaultScheme` says otherwise). A path, user info, query or any
+        /// other scheme is refused, and plain `http` for anything but a loopback host.
+        public init(parsing text: String, defaultScheme: String = "https") throws(OAuthError) {
+            var rest = Substring(text)
+            var scheme = defaultScheme.lowercased()
+            if let range = rest.firstRange(of: "://") {
+                scheme = rest[..<range.lowerBound].lowercased()
+                rest = rest[range.upperBound...]
+            }
+            if rest.hasSuffix("/") { rest = rest.dropLast() }
+            guard scheme == "https" || scheme == "http" else {
+                throw .configuration("git credentials are for https:// (or http://) hosts, not '\(text)'")
+            }
+            guard !rest.isEmpty, !rest.contains(where: { "/@?#\\ \t\r\n".contains($0) }) else {
+                throw .configuration("'\(text)' is not a host: give host, host:port or a URL such as https://git.example")
+            }
+            let name = rest.lowercased()
+            let bare = name.hasPrefix("[") ? String(name.prefix { $0 != "]" }) + "]" : String(name.prefix { $0 != ":" })
+            guard scheme == "https" || ["127.0.0.1", "localhost", "[::1]"].contains(bare) else {
+                throw .configuration("plain http would send the token in the clear: use https://\(rest), or http only for 127.0.0.1, [::1] or localhost")
+            }
+            self.scheme = scheme
+            hostAndPort = name
+        }
+
+        /// The URL prefix git config keys are scoped by: `https://git.example`.
+        public var url: String { "\(scheme)://\(hostAndPort)" }
+
+        /// The URL prefix (`url`).
+        public var description: String { url }
+
+        /// Whether git's request (`protocol`, `host`) is for this host.
+        public func matches(_ attributes: Attributes) -> Bool {
+            attributes["protocol"]?.lowercased() == scheme && attributes["host"]?.lowercased() == hostAndPort
+        }
+    }
+
+    /// The answer to `get`: `username`, `password` and `password_expiry_utc` (seconds since 1970;
+    /// git 2.41 and later stop using the password then).
+    public static func answer(username: String, password: String, expiry: Date?) -> String {
+        var lines = ["username=\(oneLine(username))", "password=\(oneLine(password))"]
+        if let expiry { lines.append("password_expiry_utc=\(expiry.unixSeconds)") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The answer that stops git from asking anyone else (a terminal prompt) after the helper said
+    /// why it has nothing: `quit=1` (git 2.22+).
+    public static let quit = "quit=1\n"
+
+    /// A value with newlines and NULs removed: git's format has no escaping, and a value that
+    /// contained one would inject attributes.
+    static func oneLine(_ value: String) -> String {
+        String(value.unicodeScalars.filter { $0 != "\n" && $0 != "\r" && $0 != "\0" }.map(Character.init))
+    }
+
+    /// The `credential.<url>.helper` value that runs `executable arguments…`: `!` and a shell
+    /// command line, each word single-quoted (git runs it with `sh -c`).
+    public static func helperValue(executable: String, arguments: [String]) -> String {
+        "!" + ([executable] + arguments).map(shellQuoted).joined(separator: " ")
+    }
+
+    /// `'word'` for `sh`, with `'` written as `'\''`.
+    public static func shellQuoted(_ word: String) -> String {
+        "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+    }
+}

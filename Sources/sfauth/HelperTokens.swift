@@ -1,0 +1,43 @@
+import SFAuth
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The token lookups of the helper commands (`kube-credential`, `git-credential`): the same store,
+/// token source and environment options as `sfauth token`, and the same one-line failures.
+enum HelperTokens {
+    /// The store and a token source as `SFAUTH_STORAGE`, `SFAUTH_TOKEN_LEEWAY`,
+    /// `SFAUTH_ASSUMED_TOKEN_LIFETIME`, `SFAUTH_CLIENT_SECRET` and `SFAUTH_HTTP_TIMEOUT` say.
+    static func source(environment: [String: String]) throws(OAuthError) -> (store: FileCredentialStore, source: TokenSource) {
+        let store = try StoreSetup.existingAccounts(environment: environment)
+        return (store, TokenSource(store: store, httpClient: try HTTPSettings.client(environment: environment),
+                                   options: try TokenSource.Options(environment: environment)))
+    }
+
+    /// The identifier `name` selects (`nil`: the default account).
+    static func identifier(_ name: String?, in store: FileCredentialStore) throws(OAuthError) -> String? {
+        guard let name else { return nil }
+        return try AccountResolver(store: store).identifier(for: name)
+    }
+
+    /// The stored credentials of `identifier` (`nil`: the default account), if any.
+    static func stored(_ identifier: String?, in store: FileCredentialStore) throws(OAuthError) -> OAuthCredentials? {
+        if let identifier { return try store.load(identifier: identifier) }
+        return try store.loadDefault()
+    }
+
+    /// Writes `sfauth: <message>` as one line on stderr and returns the status for `error`.
+    static func fail(_ error: OAuthError, context: String? = nil) -> ExitStatus {
+        let text = TerminalText.escaped(error.description)
+        StandardError.line("sfauth: \(context.map { "\($0): " } ?? "")\(SFAuthCommand.sentence(text))")
+        return ExitStatus(error)
+    }
+
+    /// The absolute path of the running sfauth binary (`/proc/self/exe`), else `sfauth`.
+    static var executablePath: String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
+        guard count > 0 else { return "sfauth" }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
