@@ -30,7 +30,7 @@ import Testing
             #expect(echo.values("Content-Type") == ["application/x-www-form-urlencoded"])
             #expect(echo.values("Accept") == ["application/json"])
             #expect(echo.values("Content-Length") == [String(body.utf8.count)])
-            #expect(echo.values("User-Agent") == ["sfauth/0.1"])
+            #expect(echo.values("User-Agent") == ["sfauth/0.1.0"])
             #expect(echo.values("Expect").isEmpty)
         }
     }

@@ -24,7 +24,7 @@ public final class CurlHTTPClient: HTTPClient {
         public var connectTimeout: Duration
         /// The longest a whole request may take, connection included. Default: 30 seconds.
         public var totalTimeout: Duration
-        /// The `User-Agent` header sent unless the request sets its own. Default: `"sfauth/0.1"`.
+        /// The `User-Agent` header sent unless the request sets its own. Default: `"sfauth/" + the version in the file VERSION`.
         public var userAgent: String
         /// A PEM file of CA certificates to trust instead of the system's store, or `nil` (the
         /// default) for the system store. Verification stays on either way.
@@ -39,7 +39,7 @@ public final class CurlHTTPClient: HTTPClient {
         public init(
             connectTimeout: Duration = .seconds(10),
             totalTimeout: Duration = .seconds(30),
-            userAgent: String = "sfauth/0.1",
+            userAgent: String = "sfauth/0.1.0",  // = "sfauth/" + VERSION, checked by scripts/build-release
             caBundlePath: String? = nil,
             maxResponseBodySize: Int = 4 << 20
         ) {
