@@ -91,10 +91,10 @@ extension OAuthError: CustomStringConvertible {
         case .authorizationDenied(let error) where error.code == "access_denied":
             return "The sign-in was denied (\(error.summary)). Sign in again and approve access to continue."
         case .authorizationDenied(let error):
-            return "The authorization server refused the sign-in: \(Self.trimmingPeriod(error.summary))."
+            return "The authorization server refused the sign-in: \(Self.trimmingPeriod(error.summary)).\(Self.nextStep(error))"
         case .tokenRequestRejected(let error):
             let status = error.httpStatus.map { " (HTTP \($0))" } ?? ""
-            return "The token endpoint refused the request\(status): \(Self.trimmingPeriod(error.summary))."
+            return "The token endpoint refused the request\(status): \(Self.trimmingPeriod(error.summary)).\(Self.nextStep(error))"
         case .invalidServerResponse(let message):
             // Every such message ends with what to do; most can only say "try again later".
             let advice = message.contains(" again") ? "" : "; the server may be failing, try again later"
@@ -114,6 +114,11 @@ extension OAuthError: CustomStringConvertible {
         case .idTokenRejected(let message):
             return "The ID token was refused: \(message). Try again; if it persists, check the issuer, the client id and this machine's clock."
         }
+    }
+
+    /// " " and what to do next, for refusals whose remedy is known (Salesforce's); else "".
+    private static func nextStep(_ error: OAuthServerError) -> String {
+        Salesforce.nextStep(for: error).map { " " + $0 } ?? ""
     }
 
     /// `text` without its final period, so a sentence built around it ends with exactly one.

@@ -15,10 +15,18 @@ public enum Salesforce {
 
     /// The endpoints of a Salesforce login host or My Domain, e.g. `login.salesforce.com` or
     /// `https://acme.my.salesforce.com`.
+    /// A host pasted from the browser (a Lightning page, an Experience Cloud site, Setup) becomes
+    /// the org's My Domain, where OAuth lives (see `myDomain(forPastedHost:)`).
     public static func server(loginHost: String) -> AuthorizationServer {
         var base = loginHost
         if !base.hasPrefix("https://") && !base.hasPrefix("http://") { base = "https://" + base }
         while base.hasSuffix("/") { base.removeLast() }
+        if let schemeEnd = base.firstRange(of: "://") {
+            // Only the origin counts: a pasted address may carry a Lightning page's path.
+            let afterScheme = base[schemeEnd.upperBound...]
+            let host = afterScheme.prefix(while: { $0 != "/" })
+            base = base[..<schemeEnd.upperBound] + myDomain(forPastedHost: String(host))
+        }
         return AuthorizationServer(
             authorizationEndpoint: base + "/services/oauth2/authorize",
             tokenEndpoint: base + "/services/oauth2/token",
@@ -26,6 +34,46 @@ public enum Salesforce {
             userinfoEndpoint: base + "/services/oauth2/userinfo",
             issuer: base,
             flavor: .salesforce)
+    }
+
+    /// The org's My Domain host for a host people copy from their browser: Lightning
+    /// (`acme.lightning.force.com`, `acme--dev.sandbox.lightning.force.com`), Experience Cloud sites
+    /// (`acme.my.site.com`) and Setup (`acme.my.salesforce-setup.com`) all map to
+    /// `acme.my.salesforce.com` (sandboxes: `acme--dev.sandbox.my.salesforce.com`). Other hosts are
+    /// returned as they are.
+    public static func myDomain(forPastedHost host: String) -> String {
+        let lowered = host.lowercased()
+        let suffixes: [(pasted: String, myDomain: String)] = [
+            (".sandbox.lightning.force.com", ".sandbox.my.salesforce.com"),
+            (".develop.lightning.force.com", ".develop.my.salesforce.com"),
+            (".lightning.force.com", ".my.salesforce.com"),
+            (".sandbox.my.site.com", ".sandbox.my.salesforce.com"),
+            (".my.site.com", ".my.salesforce.com"),
+            (".sandbox.my.salesforce-setup.com", ".sandbox.my.salesforce.com"),
+            (".my.salesforce-setup.com", ".my.salesforce.com"),
+        ]
+        for (pasted, myDomain) in suffixes where lowered.hasSuffix(pasted) && lowered.count > pasted.count {
+            return String(lowered.dropLast(pasted.count)) + myDomain
+        }
+        return host
+    }
+
+    /// The next step for a refusal Salesforce is known to give, in one sentence; `nil` for others.
+    public static func nextStep(for error: OAuthServerError) -> String? {
+        let description = (error.description ?? "").lowercased()
+        switch error.code.lowercased() {
+        case "oauth_app_blocked":
+            return "The connected app is blocked in this org: an administrator can unblock it (Setup, Connected Apps OAuth Usage), or sign in with your own connected app (--client-id)."
+        case "invalid_app_access" where description.contains("admin approved") || description.contains("not admin"),
+             _ where description.contains("not admin approved"):
+            return "The connected app only admits users an administrator approved: ask one to add your profile or permission set to it (Manage Connected Apps, Permitted Users), or use another app (--client-id)."
+        case "redirect_uri_mismatch":
+            return "The connected app does not list this callback: register it exactly (e.g. http://localhost:1717/OauthRedirect), or pass the --port and --callback-path that are registered."
+        case "invalid_client_id":
+            return "The org knows no connected app with this client id (a new app needs up to ten minutes to be usable): check --client-id."
+        default:
+            return nil
+        }
     }
 
     /// The org and user ids of an identity URL `https://login.salesforce.com/id/<org id>/<user id>`.

@@ -176,3 +176,31 @@ import Testing
         #expect(Date(timeIntervalSince1970: seconds).rfc3339 == text)
     }
 }
+
+@Suite struct SalesforceFitTests {
+    @Test(arguments: [
+        ("acme.lightning.force.com", "acme.my.salesforce.com"),
+        ("https://acme.lightning.force.com/lightning/page/home", "acme.my.salesforce.com"),
+        ("acme--dev.sandbox.lightning.force.com", "acme--dev.sandbox.my.salesforce.com"),
+        ("acme.my.site.com", "acme.my.salesforce.com"),
+        ("acme--uat.sandbox.my.site.com", "acme--uat.sandbox.my.salesforce.com"),
+        ("Acme.My.Salesforce-Setup.com", "acme.my.salesforce.com"),
+        ("acme.my.salesforce.com", "acme.my.salesforce.com"),
+        ("login.salesforce.com", "login.salesforce.com"),
+    ])
+    func pastedHostsBecomeTheMyDomain(pasted: String, myDomain: String) {
+        #expect(Salesforce.server(loginHost: pasted).tokenEndpoint == "https://\(myDomain)/services/oauth2/token")
+    }
+
+    @Test func knownRefusalsSayWhatToDo() {
+        let blocked = OAuthError.authorizationDenied(OAuthServerError(code: "OAUTH_APP_BLOCKED", description: "this app is blocked by admin"))
+        #expect(blocked.description.contains("an administrator can unblock it"))
+        let approval = OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_app_access",
+                                                                        description: "user is not admin approved to access this app"))
+        #expect(approval.description.contains("Permitted Users"))
+        #expect(OAuthError.authorizationDenied(OAuthServerError(code: "redirect_uri_mismatch")).description.contains("--callback-path"))
+        #expect(OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_client_id")).description.contains("check --client-id"))
+        #expect(OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_grant")).description
+                == "The token endpoint refused the request: invalid_grant.")
+    }
+}
