@@ -25,7 +25,8 @@ struct SFAuthCommand: AsyncParsableCommand {
         version: "0.1.0",  // = the file VERSION; scripts/build-release refuses to build when they differ
         subcommands: [LoginCommand.self, TokenCommand.self, AccountsCommand.self, UseCommand.self, WhoamiCommand.self,
                       LogoutCommand.self, ConfigCommand.self, ExecCommand.self, RequestCommand.self,
-                      KubeCredentialCommand.self, KubeconfigCommand.self, GitCredentialCommand.self, SetupGitCommand.self]
+                      KubeCredentialCommand.self, KubeconfigCommand.self, GitCredentialCommand.self, SetupGitCommand.self,
+                      DoctorCommand.self]
     )
 
     /// Parses the arguments, runs the command and exits with the documented status. Usage errors
