@@ -182,7 +182,15 @@ struct LoginCommand: AsyncParsableCommand {
 
     private func makeBrowserLauncher(environment: [String: String]) throws(OAuthError) -> (any BrowserLauncher)? {
         if noBrowser { return nil }
-        guard let browserCommand else { return SystemBrowserLauncher(environment: environment) }
+        guard let browserCommand else {
+            let system = SystemBrowserLauncher(environment: environment)
+            // Over SSH without a forwarded display a browser would open on a screen nobody sees (or a
+            // text browser would take over this terminal): print the URL, the ssh -L line, take a paste.
+            if LoginProgressReporter.isRemoteWithoutDisplay(environment) && !system.isWSL && (environment["BROWSER"] ?? "").isEmpty {
+                return nil
+            }
+            return system
+        }
         do {
             let argv = try splitCommandLine(browserCommand)
             guard !argv.isEmpty else { throw OAuthError.configuration("--browser-command is empty") }

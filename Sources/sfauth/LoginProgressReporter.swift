@@ -37,8 +37,12 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
                           info: AuthInfo) -> BrowserPresentation {
         self.redirectURI.withLock { $0 = redirectURI }
         let host = EndpointURL.parts(of: coordinator.configuration.server.authorizationEndpoint)?.host ?? "the server"
-        if coordinator.configuration.browserLauncher != nil {
+        if let launcher = coordinator.configuration.browserLauncher {
             say("Opening your browser to sign in at \(host)…")
+            // WSL's Windows browser may open behind other windows, or not at all: the URL is printed too.
+            if (launcher as? SystemBrowserLauncher)?.isWSL == true { say("If it does not open, open this URL:\n\n    \(url)\n") }
+        } else if Self.isRemoteWithoutDisplay(environment) {
+            say("Not opening a browser: this is an SSH session without a forwarded display.")
         }
         say("Waiting for the sign-in (redirect to \(redirectURI); times out in \(formatDuration(timeoutSeconds)); press Ctrl-C to cancel).")
         return .openBrowser
@@ -110,6 +114,11 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
         guard !FileManager.default.fileExists(atPath: marker) else { return }
         say(notice)
         _ = FileManager.default.createFile(atPath: marker, contents: Data(), attributes: [.posixPermissions: 0o600])
+    }
+
+    /// An SSH session with no forwarded display: a browser started here would show nowhere.
+    static func isRemoteWithoutDisplay(_ environment: [String: String]) -> Bool {
+        (environment["SSH_CONNECTION"] ?? environment["SSH_TTY"]).map { !$0.isEmpty } == true && !hasDisplay(environment)
     }
 
     /// Whether a graphical browser could be shown here (X11 or Wayland).

@@ -66,6 +66,11 @@ public struct SystemBrowserLauncher: BrowserLauncher {
             return
         }
 
+        if isWSL && (environment["BROWSER"] ?? "").isEmpty {
+            try openInWindows(url)
+            return
+        }
+
         if let xdgOpen = findExecutable("xdg-open") {
             try run([xdgOpen, url], name: "xdg-open", executable: xdgOpen, notFound: Self.xdgOpenMissing)
             return
@@ -94,6 +99,36 @@ public struct SystemBrowserLauncher: BrowserLauncher {
         throw BrowserLaunchError(message:
             "xdg-open is not installed (Debian package xdg-utils) and no command in $BROWSER worked ("
             + failures.joined(separator: "; ") + "); use --browser-command or open the URL yourself")
+    }
+
+    /// Whether this is Windows Subsystem for Linux, where the browser is a Windows program:
+    /// `WSL_DISTRO_NAME` or `WSL_INTEROP` is set (WSL sets both in every session).
+    public var isWSL: Bool {
+        !(environment["WSL_DISTRO_NAME"] ?? "").isEmpty || !(environment["WSL_INTEROP"] ?? "").isEmpty
+    }
+
+    /// WSL without `$BROWSER`: `wslview` (wslu), else PowerShell's `Start-Process`, else `cmd.exe
+    /// /c start` — each gets the URL as one argument (cmd.exe sees `&` as a command separator, so
+    /// there it is escaped with `^`).
+    private func openInWindows(_ url: String) throws {
+        var failures: [String] = []
+        let attempts: [(name: String, arguments: [String])] = [
+            ("wslview", ["wslview", url]),
+            ("powershell.exe", ["powershell.exe", "-NoProfile", "-NonInteractive", "-Command",
+                                "Start-Process '\(url.replacing("'", with: "''"))'"]),
+            ("cmd.exe", ["cmd.exe", "/c", "start", "\"\"", url.replacing("&", with: "^&")]),
+        ]
+        for attempt in attempts where findExecutable(attempt.name) != nil {
+            do {
+                try run(attempt.arguments, name: attempt.name, notFound: "\(attempt.name) was not found")
+                return
+            } catch {
+                failures.append("\(error)")
+            }
+        }
+        throw BrowserLaunchError(message: "no Windows browser could be opened from WSL ("
+            + (failures.isEmpty ? "wslview, powershell.exe and cmd.exe are not on the PATH" : failures.joined(separator: "; "))
+            + "); install wslu, or set BROWSER")
     }
 
     private static let xdgOpenMissing =
