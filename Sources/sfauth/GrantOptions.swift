@@ -1,5 +1,10 @@
 import ArgumentParser
 import SFAuth
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `sfauth login`'s options for signing in without the browser redirect.
 struct GrantOptions: ParsableArguments {
@@ -15,10 +20,31 @@ struct GrantOptions: ParsableArguments {
     @Flag(help: ArgumentHelp("Sign in with a username and password (resource owner password grant). Discouraged (RFC 9700): the program sees your password and multi-factor sign-in cannot happen; use it only where the server offers nothing else. The password is read from the terminal without echo, or from the first line of standard input — never from the command line."))
     var password = false
 
+    @Option(help: ArgumentHelp("Sign in with an SFDX auth URL (force://<client id>:<secret>:<refresh token>@<instance>, as sf org login sfdx-url reads) from this file, or - for standard input. For CI secrets.",
+                               valueName: "path"))
+    var sfdxUrlFile: String?
+
     /// The grant flags given; `--jwt-key-file` (a setting of the shared provider options) counts too.
     func chosenGrants(jwtKeyFileGiven: Bool) -> [String] {
         [device ? "--device" : nil, clientCredentials ? "--client-credentials" : nil, password ? "--password" : nil,
-         jwtKeyFileGiven ? "--jwt-key-file" : nil].compactMap { $0 }
+         jwtKeyFileGiven ? "--jwt-key-file" : nil, sfdxUrlFile != nil ? "--sfdx-url-file" : nil].compactMap { $0 }
+    }
+
+    /// The SFDX auth URL of `--sfdx-url-file`, read and parsed (the file's first non-empty line).
+    func sfdxAuthURL() throws(OAuthError) -> SFDXAuthURL? {
+        guard let path = sfdxUrlFile else { return nil }
+        let bytes: [UInt8]
+        if path == "-" {
+            bytes = StandardInput.readAll()
+        } else {
+            guard let contents = FileManager.default.contents(atPath: path) else {
+                throw .configuration("cannot read the SFDX auth URL file \(path)")
+            }
+            bytes = Array(contents)
+        }
+        let line = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).first { !$0.allSatisfy(\.isWhitespace) }
+        guard let line else { throw .configuration("the SFDX auth URL file \(path) is empty") }
+        return try SFDXAuthURL(parsing: String(line))
     }
 
     /// The grant to sign in with, or `nil` for the browser. A JWT key file from the environment or

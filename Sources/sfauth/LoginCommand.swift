@@ -101,7 +101,12 @@ struct LoginCommand: AsyncParsableCommand {
             try store.requireWritable()
             launcher = try makeBrowserLauncher(environment: environment)
             let secret = try SecretInput.clientSecret(file: grants.clientSecretFile, environment: environment)
-            if let stored = try storedAccount(in: store) {
+            if let sfdx = try grants.sfdxAuthURL() {
+                // The URL names the org, the client and the refresh token: nothing else is needed.
+                server = Salesforce.server(loginHost: sfdx.instanceURL)
+                client = ClientConfiguration(clientId: sfdx.clientId, clientSecret: sfdx.clientSecret ?? secret)
+                grant = .refreshToken(sfdx.refreshToken)
+            } else if let stored = try storedAccount(in: store) {
                 // Signing in again: the account's own server and recipe, never the defaults.
                 let again = StoredAccountSignIn(credentials: stored)
                 try again.requireSameServer(flags: provider.layer) { () throws(OAuthError) in

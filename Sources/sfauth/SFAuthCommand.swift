@@ -26,7 +26,7 @@ struct SFAuthCommand: AsyncParsableCommand {
         subcommands: [LoginCommand.self, TokenCommand.self, AccountsCommand.self, UseCommand.self, WhoamiCommand.self,
                       LogoutCommand.self, ConfigCommand.self, ExecCommand.self, RequestCommand.self,
                       KubeCredentialCommand.self, KubeconfigCommand.self, GitCredentialCommand.self, SetupGitCommand.self,
-                      DoctorCommand.self]
+                      ExportCommand.self, DoctorCommand.self]
     )
 
     /// Parses the arguments, runs the command and exits with the documented status. Usage errors

@@ -192,6 +192,19 @@ import Testing
         #expect(Salesforce.server(loginHost: pasted).tokenEndpoint == "https://\(myDomain)/services/oauth2/token")
     }
 
+    @Test func sfdxAuthURLs() throws {
+        let plain = try SFDXAuthURL(parsing: "  force://PlatformCLI::5Aep861.abc@acme.my.salesforce.com\n")
+        #expect(plain == SFDXAuthURL(clientId: "PlatformCLI", clientSecret: nil, refreshToken: "5Aep861.abc",
+                                     instanceURL: "https://acme.my.salesforce.com"))
+        #expect(plain.text == "force://PlatformCLI::5Aep861.abc@acme.my.salesforce.com")
+        let withSecretAndUser = try SFDXAuthURL(parsing: "force://3MVG9x:s3cr3t:5Aep@x:ci@acme.com@https://acme.my.salesforce.com/")
+        #expect(withSecretAndUser.clientSecret == "s3cr3t" && withSecretAndUser.refreshToken == "5Aep@x")
+        for bad in ["https://acme.my.salesforce.com", "force://PlatformCLI:token@host", "force://:s:t@host", "force://c:s:t",
+                    "force://c:s:t@http://evil.example"] {
+            #expect(throws: OAuthError.self, "\(bad)") { try SFDXAuthURL(parsing: bad) }
+        }
+    }
+
     @Test func knownRefusalsSayWhatToDo() {
         let blocked = OAuthError.authorizationDenied(OAuthServerError(code: "OAUTH_APP_BLOCKED", description: "this app is blocked by admin"))
         #expect(blocked.description.contains("an administrator can unblock it"))

@@ -49,6 +49,12 @@ extension OAuthCoordinator {
             renewal = signer.keyFile.map { JWTBearerRenewal(keyFile: $0, keyID: signer.keyID, subject: username, audience: audience) }
             tokens = try await requestTokens(try await signer.tokenRequest(username: username, audience: audience,
                                                                            tokenEndpoint: server.tokenEndpoint, client: client, now: now()))
+        case .refreshToken(let refreshToken):
+            var response = try await requestTokens(TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: server.tokenEndpoint,
+                                                                        client: client))
+            // §6: the server may keep the refresh token as it is; then the imported one is the account's.
+            if response.refreshToken == nil { response.refreshToken = refreshToken }
+            tokens = response
         }
         if isCancelled || Task.isCancelled { throw .cancelled }
 

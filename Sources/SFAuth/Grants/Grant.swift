@@ -10,6 +10,7 @@ public struct Grant: Sendable, CustomStringConvertible {
         case clientCredentials
         case password(username: String, password: String)
         case jwtBearer(username: String, signer: JWTAssertionSigner, audience: String?)
+        case refreshToken(String)
     }
 
     let kind: Kind
@@ -37,6 +38,12 @@ public struct Grant: Sendable, CustomStringConvertible {
         Grant(kind: .jwtBearer(username: username, signer: signer, audience: audience))
     }
 
+    /// A refresh token obtained elsewhere (an SFDX auth URL from a CI secret): one refresh grant
+    /// (RFC 6749 §6) turns it into an account, which keeps the token unless the server rotates it.
+    public static func refreshToken(_ token: String) -> Grant {
+        Grant(kind: .refreshToken(token))
+    }
+
     /// The auth type the delegate hears for this grant.
     public var authType: AuthType {
         switch kind {
@@ -44,6 +51,7 @@ public struct Grant: Sendable, CustomStringConvertible {
         case .clientCredentials: .clientCredentials
         case .password: .password
         case .jwtBearer: .jwtBearer
+        case .refreshToken: .refresh
         }
     }
 
