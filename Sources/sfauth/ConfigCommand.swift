@@ -94,7 +94,7 @@ struct ConfigCommand: ParsableCommand {
             rows.append(("browser", "(none: print the URL)", "flag --no-browser"))
         } else if let command = session.browserCommand {
             rows.append(("browser", command, "flag --browser-command"))
-        } else {
+        } else if loaded.resolved.browser == nil {
             rows.append(("browser", "xdg-open", environment["BROWSER"].map { "default (xdg-open honours $BROWSER=\($0))" } ?? "default"))
         }
         if let timeout = session.timeout { rows.append(("timeout", "\(timeout)", "flag --timeout")) }

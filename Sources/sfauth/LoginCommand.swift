@@ -99,7 +99,6 @@ struct LoginCommand: AsyncParsableCommand {
             store = setup.store
             keyringNotice = setup.notice
             try store.requireWritable()
-            launcher = try makeBrowserLauncher(environment: environment)
             let secret = try SecretInput.clientSecret(file: grants.clientSecretFile, environment: environment)
             if let sfdx = try grants.sfdxAuthURL() {
                 // The URL names the org, the client and the refresh token: nothing else is needed.
@@ -125,6 +124,13 @@ struct LoginCommand: AsyncParsableCommand {
                 client.clientSecret = secret
                 grant = try await grants.grant(for: configuration.resolved, server: server)
             }
+        } catch {
+            throw CommandFailure(error)
+        }
+        do throws(OAuthError) {
+            // A profile may name the browser (an argument list); --browser-command wins over it.
+            let profileBrowser = (try? provider.load(environment: environment, reportingMissing: true))?.resolved.browser?.value
+            launcher = try makeBrowserLauncher(environment: environment, profileBrowser: profileBrowser)
         } catch {
             throw CommandFailure(error)
         }
@@ -185,8 +191,9 @@ struct LoginCommand: AsyncParsableCommand {
         return try store.loadDefault()
     }
 
-    private func makeBrowserLauncher(environment: [String: String]) throws(OAuthError) -> (any BrowserLauncher)? {
+    private func makeBrowserLauncher(environment: [String: String], profileBrowser: [String]?) throws(OAuthError) -> (any BrowserLauncher)? {
         if noBrowser { return nil }
+        if browserCommand == nil, let profileBrowser { return SystemBrowserLauncher(command: profileBrowser, environment: environment) }
         guard let browserCommand else {
             let system = SystemBrowserLauncher(environment: environment)
             // Over SSH without a forwarded display a browser would open on a screen nobody sees (or a

@@ -46,3 +46,15 @@ def test_wsl_without_wslview_uses_powershell(sfauth, tmp_path):
     arguments = log.read_text().splitlines()
     assert arguments[:4] == ["-NoProfile", "-NonInteractive", "-Command", arguments[3]]
     assert arguments[3].startswith("Start-Process '" + sfauth.server["SFAUTH_TEST_AUTHORIZE_URL"]), arguments
+
+
+def test_a_profile_names_the_browser_as_an_argument_list(sfauth, tmp_path):
+    directory, log = opener(tmp_path, "my browser")                  # a space in the name: one argument all the same
+    config = tmp_path / "config.toml"
+    config.write_text(f'[profile.work]\nbrowser = ["{directory}/my browser", "--profile-directory=Work", "--app=%s"]\n')
+    result = sfauth.run(*sfauth.login_args(extra=["--profile", "work", "--timeout", "2"]), SFAUTH_CONFIG=str(config))
+    assert result.returncode == CANCELLED, result.stderr
+    arguments = log.read_text().splitlines()
+    assert arguments[0] == "--profile-directory=Work" and arguments[1].startswith("--app=" + sfauth.server["SFAUTH_TEST_AUTHORIZE_URL"])
+    shown = sfauth.run("config", "--profile", "work", SFAUTH_CONFIG=str(config))
+    assert "--profile-directory=Work" in shown.stdout and "[profile.work]" in shown.stdout, shown.stdout

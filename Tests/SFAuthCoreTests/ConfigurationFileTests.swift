@@ -88,3 +88,23 @@ import Testing
         #expect(error(text) == message)
     }
 }
+
+@Suite struct BrowserSettingTests {
+    @Test func theBrowserIsAnArgumentListKeptAsItIs() throws {
+        let file = try ConfigurationFile.parse("""
+            [profile.work]
+            issuer = "https://idp.example"
+            client_id = "c"
+            browser = ["/opt/Google Chrome/chrome", "--profile-directory=Work"]
+            """, path: "c.toml")
+        let layer = try file.profile(Sourced("work", from: .flag("--profile")))
+        let resolved = try ConfigurationResolver(layers: [layer]).resolve()
+        #expect(resolved.browser?.value == ["/opt/Google Chrome/chrome", "--profile-directory=Work"])
+        for bad in ["browser = \"chrome\"", "browser = []", "browser = [\"\"]"] {
+            #expect(throws: OAuthError.self, "\(bad)") {
+                let file = try ConfigurationFile.parse("[profile.p]\n\(bad)", path: "c.toml")
+                _ = try file.profile(Sourced("p", from: .flag("--profile")))
+            }
+        }
+    }
+}

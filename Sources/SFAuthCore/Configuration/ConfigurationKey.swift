@@ -40,6 +40,9 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     case jwtKeyFile = "jwt_key_file"
     /// `audience`: the `aud` of JWT bearer assertions.
     case audience
+    /// The command that opens the browser, as an argument list (`["google-chrome",
+    /// "--profile-directory=Work"]`); `%s` in an argument is replaced by the URL, else it is appended.
+    case browser
 
     /// What kind of value a key holds.
     public enum Kind: Sendable {
@@ -49,6 +52,8 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
         case port
         /// A list of words (scopes): an array of strings or one space-separated string.
         case words
+        /// A command and its arguments: an array of strings, each taken as it is (spaces included).
+        case arguments
     }
 
     /// How a key takes part in choosing the server (see `ConfigurationResolver`).
@@ -68,6 +73,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
         switch self {
         case .callbackPort: return .port
         case .scopes: return .words
+        case .browser: return .arguments
         default: return .text
         }
     }

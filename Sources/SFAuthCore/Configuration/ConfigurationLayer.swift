@@ -14,7 +14,9 @@ public struct ConfigurationLayer: Sendable, Equatable {
 
     /// Sets `key`; a value of the wrong kind for the key is a programming error.
     public mutating func set(_ key: ConfigurationKey, _ value: SettingValue, from source: ConfigurationSource) {
-        precondition(value.kind == key.kind, "\(key.rawValue) holds \(key.kind), not \(value.kind)")
+        // An argument list is held as words (each one as it is, spaces included).
+        precondition(value.kind == key.kind || (key.kind == .arguments && value.kind == .words),
+                     "\(key.rawValue) holds \(key.kind), not \(value.kind)")
         values[key] = Sourced(value, from: source)
     }
 
@@ -39,7 +41,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
             switch key.kind {
             case .words: layer.set(key, .words(SettingValue.splitWords(text)), from: .environment(variable))
             case .text: layer.set(key, .text(text), from: .environment(variable))
-            case .port: continue  // no port variable
+            case .port, .arguments: continue  // no port variable; $BROWSER is xdg-open's, not a setting
             }
         }
         return layer

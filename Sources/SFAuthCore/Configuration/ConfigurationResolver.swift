@@ -68,6 +68,9 @@ public struct ConfigurationResolver: Sendable {
             username: values.text(.username), jwtKeyFile: values.text(.jwtKeyFile), audience: values.text(.audience),
             settings: settings(values, server: server, parameters: client.parameters))
         resolved.missing = missing
+        if let browser = values[.browser], case .words(let arguments) = browser.value {
+            resolved.browser = Sourced(arguments, from: browser.source)
+        }
         return resolved
     }
 

@@ -62,6 +62,14 @@ struct ProfileReader {
             throw failure("\(key.rawValue) must be a string, not \(entry.value.typeDescription)", line: entry.line)
         case (.port, _):
             throw failure("\(key.rawValue) must be a port number (an integer without quotes), not \(entry.value.typeDescription)", line: entry.line)
+        case (.arguments, .strings(let arguments)):
+            guard let program = arguments.first, !program.isEmpty else {
+                throw failure("\(key.rawValue) must name a command first, e.g. [\"google-chrome\", \"--profile-directory=Work\"]", line: entry.line)
+            }
+            return .words(arguments)
+        case (.arguments, _):
+            throw failure("\(key.rawValue) must be an array of strings, the command and its arguments, not \(entry.value.typeDescription)",
+                          line: entry.line)
         case (.words, _):
             throw failure("\(key.rawValue) must be an array of strings or a space-separated string, not \(entry.value.typeDescription)",
                           line: entry.line)

@@ -13,6 +13,8 @@ public struct ResolvedConfiguration: Sendable, Equatable {
     public var jwtKeyFile: Sourced<String>?
     /// `audience`: the `aud` of JWT bearer assertions, when set.
     public var audience: Sourced<String>?
+    /// `browser`: the command (and arguments) that opens the browser, when set.
+    public var browser: Sourced<[String]>? = nil
     /// Every value in effect, in the order `sfauth config` shows them.
     public var settings: [ResolvedSetting]
     /// Required values that are not set (only when resolved with `reportingMissing`).
