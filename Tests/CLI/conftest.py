@@ -36,8 +36,10 @@ class Sfauth:
         self.home = tmp_path / "home"
         self.browser_log = tmp_path / "browser.json"
         # No desktop: xdg-open then runs $BROWSER.
+        # Nor an SSH session or WSL of whoever runs the tests: tests that need one set it themselves.
         desktop = ("DISPLAY", "WAYLAND_DISPLAY", "XDG_CURRENT_DESKTOP", "DESKTOP_SESSION", "KDE_FULL_SESSION",
-                   "GNOME_DESKTOP_SESSION_ID", "MATE_DESKTOP_SESSION_ID")
+                   "GNOME_DESKTOP_SESSION_ID", "MATE_DESKTOP_SESSION_ID", "SSH_CONNECTION", "SSH_CLIENT", "SSH_TTY",
+                   "WSL_DISTRO_NAME", "WSL_INTEROP")
         self.env = {k: v for k, v in os.environ.items() if k not in desktop}
         self.env.update({
             "SFAUTH_HOME": str(self.home),

@@ -37,8 +37,8 @@ def test_two_accounts_aliases_and_default(sfauth, server):
     assert all(a["state"] == "valid" for a in listed)
 
     table = sfauth.run("accounts").stdout.splitlines()
-    assert table[0].split() == ["ALIAS", "USERNAME", "SERVER", "STATE"]
-    assert any(line.startswith("*") and "bob" in line for line in table[1:])
+    assert table[0].split() == ["NAME", "USER", "SERVER", "STATE", "REFRESH", "TOKEN"]
+    assert any(line.startswith("*") and "bob" in line and "other" in line for line in table[1:])
 
     resource = server["SFAUTH_TEST_RESOURCE_URL"]
     assert call_api(resource, sfauth.run("token").stdout.strip())[1]["username"] == "bob"
@@ -74,7 +74,7 @@ def test_alias_moves_to_the_account_that_claims_it(sfauth):
 def test_token_json_and_env_output(sfauth):
     login(sfauth)
     as_json = json.loads(sfauth.run("token", "--json").stdout)
-    assert set(as_json) == {"access_token", "token_type", "expires_at", "instance_url", "account", "username"}
+    assert set(as_json) == {"version", "access_token", "token_type", "expires_at", "expires", "instance_url", "account", "username"}
     assert as_json["username"] == "alice" and as_json["token_type"] == "Bearer"
     env = sfauth.run("token", "--env").stdout
     assert env.startswith("export SF_ACCESS_TOKEN=")

@@ -155,14 +155,25 @@ def test_kill_at_any_moment_never_corrupts_the_store(sfauth):
         login = [sfauth.binary, "login", "--authorize-url", base + "/authorize", "--token-url", base + "/token",
                  "--revoke-url", base + "/revoke", "--client-id", "c", "--password", "--username", "alice"]
         operations = {"refresh": [sfauth.binary, "token", "--refresh"], "login": login, "logout": [sfauth.binary, "logout"]}
-        kills = {name: 0 for name in operations}
-        for _ in range(200):
-            name = "login" if not check_store(sfauth.home) else random.choice(["refresh", "refresh", "login", "logout"])
+
+        def start(name):
             process = subprocess.Popen(operations[name], env=sfauth.env, stdin=subprocess.PIPE,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             process.stdin.write(b"password\n")
             process.stdin.close()
-            time.sleep(random.uniform(0, 0.08))
+            return process
+
+        # How long each takes here, now (a loaded machine is slower): kills land anywhere in that span.
+        durations = {}
+        for name in ("login", "refresh", "logout", "login"):
+            started = time.monotonic()
+            assert start(name).wait(timeout=60) == OK, name
+            durations[name] = max(durations.get(name, 0), time.monotonic() - started)
+        kills = {name: 0 for name in operations}
+        for _ in range(200):
+            name = "login" if not check_store(sfauth.home) else random.choice(["refresh", "refresh", "login", "logout"])
+            process = start(name)
+            time.sleep(random.uniform(0, durations[name] * 1.3))
             if process.poll() is None:
                 process.send_signal(signal.SIGKILL)
                 kills[name] += 1
