@@ -42,6 +42,10 @@ let package = Package(
             dependencies: ["SFAuth", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
+        // libFuzzer targets for every parser of outside data; a plain build is their corpus replayer
+        // (`sfauth-fuzz replay TARGET FILE|DIR…`). `scripts/fuzz` builds and runs the fuzzers.
+        .executableTarget(name: "sfauth-fuzz", dependencies: ["SFAuth"], path: "Fuzz/Sources/sfauth-fuzz"),
+
         .testTarget(name: "SFAuthCoreTests", dependencies: ["SFAuthCore"]),
         .testTarget(
             name: "SFAuthTests",

@@ -108,3 +108,13 @@ import Testing
         }
     }
 }
+
+@Suite struct NestedArrayTests {
+    @Test func nestedArraysAreRefusedWithoutRecursing() {
+        // Thousands of '[' once overflowed the stack (found by fuzzing: Fuzz/corpus/config/regress-deep-arrays).
+        let deep = "[profile.a]\nscopes = " + String(repeating: "[", count: 100_000)
+        #expect(throws: OAuthError.configuration("c.toml:2: arrays may hold only strings")) {
+            try ConfigurationFile.parse(deep, path: "c.toml")
+        }
+    }
+}

@@ -234,7 +234,9 @@ public struct ConfigurationParser {
             guard let scalar = peek() else { throw failure("unterminated array (missing ']')", line: startLine) }
             if scalar == "]" { advance(); return strings }
             let elementLine = line
-            guard case .string(let string) = try value() else {
+            // Checked before reading the element: nested arrays must not recurse (thousands of '['
+            // would overflow the stack; found by fuzzing).
+            guard scalar != "[", case .string(let string) = try value() else {
                 throw failure("arrays may hold only strings", line: elementLine)
             }
             strings.append(string)
