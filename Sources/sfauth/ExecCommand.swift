@@ -47,10 +47,8 @@ struct ExecCommand: AsyncParsableCommand {
             if let supplied = EnvironmentToken.read(from: environment) {
                 credentials = (supplied.accessToken, supplied.instanceURL, nil)
             } else {
-                let store = try StoreSetup.existingAccounts(environment: environment)
-                let source = TokenSource(store: store, httpClient: try HTTPSettings.client(environment: environment),
-                                         options: try TokenSource.Options(environment: environment))
-                let identifier = try account.map { name throws(OAuthError) in try AccountResolver(store: store).identifier(for: name) }
+                let (store, source) = try AccountTokens.source(environment: environment)
+                let identifier = try AccountTokens.identifier(account, in: store)
                 let stored = try await source.credentials(account: identifier)
                 credentials = (stored.accessToken, stored.instanceURL, stored.username)
             }

@@ -37,9 +37,7 @@ struct ExportCommand: AsyncParsableCommand {
     func run() async throws {
         do throws(OAuthError) {
             let store = try StoreSetup.existingAccounts()
-            let identifier: String?
-            if let account { identifier = try AccountResolver(store: store).identifier(for: account) } else { identifier = try store.defaultIdentifier() }
-            guard let identifier, let credentials = try store.load(identifier: identifier) else {
+            guard let credentials = try AccountTokens.stored(try AccountTokens.identifier(account, in: store), in: store) else {
                 throw OAuthError.loginRequired("Not signed in: no account is stored. Run `sfauth login` first.")
             }
             guard credentials.server.flavor == .salesforce else {

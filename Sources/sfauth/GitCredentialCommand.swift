@@ -71,14 +71,14 @@ struct GitCredentialCommand: AsyncParsableCommand {
             return .success
         }
         do throws(OAuthError) {
-            let (store, source) = try HelperTokens.source(environment: environment)
-            let credentials = try await source.credentials(account: try HelperTokens.identifier(account, in: store))
+            let (store, source) = try AccountTokens.source(environment: environment)
+            let credentials = try await source.credentials(account: try AccountTokens.identifier(account, in: store))
             print(GitCredential.answer(username: credentials.username ?? "oauth2", password: credentials.accessToken,
                                        expiry: credentials.expiry(assumedLifetime: source.assumedLifetime)), terminator: "")
             return .success
         } catch {
             print(GitCredential.quit, terminator: "")
-            return HelperTokens.fail(error, context: "git needs a token")
+            return AccountTokens.fail(error, context: "git needs a token")
         }
     }
 
@@ -87,9 +87,9 @@ struct GitCredentialCommand: AsyncParsableCommand {
     private static func renew(refused: String?, account: String?, environment: [String: String]) async {
         guard let refused, EnvironmentToken.read(from: environment) == nil else { return }
         do throws(OAuthError) {
-            let (store, source) = try HelperTokens.source(environment: environment)
-            let identifier = try HelperTokens.identifier(account, in: store)
-            let current = try HelperTokens.stored(identifier, in: store)
+            let (store, source) = try AccountTokens.source(environment: environment)
+            let identifier = try AccountTokens.identifier(account, in: store)
+            let current = try AccountTokens.stored(identifier, in: store)
             guard let current, current.accessToken == refused else { return }
             _ = try await source.credentials(account: current.identifier, forceRefresh: true)
         } catch {

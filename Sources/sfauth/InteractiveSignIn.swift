@@ -58,6 +58,6 @@ struct InteractiveSignIn {
 
     /// Runs `sfauth login --account NAME` with stdin and stderr inherited and stdout on stderr.
     private static func runLogin(account: String) -> Int32 {
-        ChildCommand.run([HelperTokens.executablePath, "login", "--account", account], stdoutToStderr: true)
+        ChildCommand.run([AccountTokens.executablePath, "login", "--account", account], stdoutToStderr: true)
     }
 }

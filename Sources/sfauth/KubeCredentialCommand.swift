@@ -50,15 +50,15 @@ struct KubeCredentialCommand: AsyncParsableCommand {
                 print(ExecCredential.render(apiVersion: request.apiVersion, token: supplied.accessToken, expiry: nil))
                 return .success
             }
-            let (store, source) = try HelperTokens.source(environment: environment)
-            let identifier = try HelperTokens.identifier(account, in: store)
+            let (store, source) = try AccountTokens.source(environment: environment)
+            let identifier = try AccountTokens.identifier(account, in: store)
             let credentials: OAuthCredentials
             do {
                 credentials = try await source.credentials(account: identifier)
             } catch .loginRequired(let message) {
                 // A sign-in only with a person there: kubectl's `interactive`, and a terminal.
                 guard request.interactive ?? true, InteractiveSignIn.terminalAvailable(),
-                      let stored = try HelperTokens.stored(identifier, in: store) else {
+                      let stored = try AccountTokens.stored(identifier, in: store) else {
                     throw .loginRequired(message)
                 }
                 credentials = try await InteractiveSignIn(store: store).withSignIn(of: stored) { () async throws(OAuthError) in
@@ -69,7 +69,7 @@ struct KubeCredentialCommand: AsyncParsableCommand {
                                         expiry: credentials.expiry(assumedLifetime: source.assumedLifetime)))
             return .success
         } catch {
-            return HelperTokens.fail(error)
+            return AccountTokens.fail(error)
         }
     }
 }

@@ -31,9 +31,9 @@ struct KubeconfigCommand: ParsableCommand {
         if let name {
             print("- name: \(ExecCredential.yamlQuoted(name))")
             print("  user:")
-            print(ExecCredential.kubeconfigExecStanza(command: HelperTokens.executablePath, arguments: arguments, indent: 4))
+            print(ExecCredential.kubeconfigExecStanza(command: AccountTokens.executablePath, arguments: arguments, indent: 4))
         } else {
-            print(ExecCredential.kubeconfigExecStanza(command: HelperTokens.executablePath, arguments: arguments))
+            print(ExecCredential.kubeconfigExecStanza(command: AccountTokens.executablePath, arguments: arguments))
         }
     }
 }

@@ -100,11 +100,18 @@ struct LoginCommand: AsyncParsableCommand {
             keyringNotice = setup.notice
             try store.requireWritable()
             let secret = try SecretInput.clientSecret(file: grants.clientSecretFile, environment: environment)
+            // A profile may name the browser (an argument list); the configuration is read once for it
+            // where the sign-in itself does not need it (an SFDX URL, a stored account's recipe).
+            var profileBrowser: [String]? {
+                (try? provider.load(environment: environment, reportingMissing: true))?.resolved.browser?.value
+            }
+            let browser: [String]?
             if let sfdx = try grants.sfdxAuthURL() {
                 // The URL names the org, the client and the refresh token: nothing else is needed.
                 server = Salesforce.server(loginHost: sfdx.instanceURL)
                 client = ClientConfiguration(clientId: sfdx.clientId, clientSecret: sfdx.clientSecret ?? secret)
                 grant = .refreshToken(sfdx.refreshToken)
+                browser = profileBrowser
             } else if let stored = try storedAccount(in: store) {
                 // Signing in again: the account's own server and recipe, never the defaults.
                 let again = StoredAccountSignIn(credentials: stored)
@@ -117,20 +124,17 @@ struct LoginCommand: AsyncParsableCommand {
                     let host = EndpointURL.parts(of: again.server.tokenEndpoint)?.host ?? "the server"
                     return try SecretInput.password(prompt: "Password for \(username) at \(host): ")
                 }
+                browser = profileBrowser
             } else {
                 let configuration = try provider.load(environment: environment)
                 server = try await self.server(for: configuration.resolved.server, environment: environment, httpClient: httpClient)
                 client = configuration.resolved.client
                 client.clientSecret = secret
                 grant = try await grants.grant(for: configuration.resolved, server: server)
+                browser = configuration.resolved.browser?.value
             }
-        } catch {
-            throw CommandFailure(error)
-        }
-        do throws(OAuthError) {
-            // A profile may name the browser (an argument list); --browser-command wins over it.
-            let profileBrowser = (try? provider.load(environment: environment, reportingMissing: true))?.resolved.browser?.value
-            launcher = try makeBrowserLauncher(environment: environment, profileBrowser: profileBrowser)
+            // --browser-command wins over the profile's browser.
+            launcher = try makeBrowserLauncher(environment: environment, profileBrowser: browser)
         } catch {
             throw CommandFailure(error)
         }

@@ -68,10 +68,9 @@ struct RequestCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let status: Int
         do throws(OAuthError) {
-            let store = try StoreSetup.existingAccounts(environment: environment)
+            let (store, source) = try AccountTokens.source(environment: environment)
             let httpClient = try HTTPSettings.client(environment: environment)
-            let source = TokenSource(store: store, httpClient: httpClient, options: try TokenSource.Options(environment: environment))
-            let identifier = try account.map { name throws(OAuthError) in try AccountResolver(store: store).identifier(for: name) }
+            let identifier = try AccountTokens.identifier(account, in: store)
             let body = try readBody()
             let fields = headers.map { header -> (name: String, value: String) in
                 let parts = header.split(separator: ":", maxSplits: 1)
@@ -110,12 +109,5 @@ struct RequestCommand: AsyncParsableCommand {
             throw .configuration("cannot read --data-file \(dataFile)")
         }
         return Array(contents)
-    }
-}
-
-extension String {
-    /// Without leading and trailing spaces and tabs.
-    var trimmingSpaces: String {
-        String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
     }
 }

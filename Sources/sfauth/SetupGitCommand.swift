@@ -37,7 +37,7 @@ struct SetupGitCommand: ParsableCommand {
         let target: GitCredential.Host
         do { target = try GitCredential.Host(parsing: host, defaultScheme: scheme) } catch { throw CommandFailure(error) }
         let helper = GitCredential.helperValue(
-            executable: HelperTokens.executablePath,
+            executable: AccountTokens.executablePath,
             arguments: ["git-credential"] + (account.map { ["--account", $0] } ?? []) + ["--host", target.url])
         let key = "credential.\(target.url).helper"
         let scope = file.map { ["--file", $0] } ?? ["--global"]

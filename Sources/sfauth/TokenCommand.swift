@@ -60,11 +60,11 @@ struct TokenCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         if let status = printSuppliedToken(output: .bare, environment: environment) { return status.rawValue }
         do throws(OAuthError) {
-            guard let credentials = try tokenSource(environment: environment).source.usableStoredCredentials() else { return nil }
+            guard let credentials = try AccountTokens.source(environment: environment).source.usableStoredCredentials() else { return nil }
             print(credentials.accessToken)
             return ExitStatus.success.rawValue
         } catch {
-            return fail(error).rawValue
+            return AccountTokens.fail(error).rawValue
         }
     }
 
@@ -73,14 +73,13 @@ struct TokenCommand: AsyncParsableCommand {
                                    environment: [String: String]) async -> ExitStatus {
         if let status = printSuppliedToken(output: output, environment: environment) { return status }
         do throws(OAuthError) {
-            let (store, source) = try tokenSource(environment: environment)
-            var identifier: String?
-            if let account { identifier = try AccountResolver(store: store).identifier(for: account) }
+            let (store, source) = try AccountTokens.source(environment: environment)
+            let identifier = try AccountTokens.identifier(account, in: store)
             let credentials = try await source.credentials(account: identifier, forceRefresh: forceRefresh)
             print(output.render(credentials, expiry: credentials.expiry(assumedLifetime: source.assumedLifetime)))
             return .success
         } catch {
-            return fail(error)
+            return AccountTokens.fail(error)
         }
     }
 
@@ -89,18 +88,5 @@ struct TokenCommand: AsyncParsableCommand {
         guard let supplied = EnvironmentToken.read(from: environment) else { return nil }
         print(output.render(accessToken: supplied.accessToken, instanceURL: supplied.instanceURL))
         return .success
-    }
-
-    /// The store and token source, as `SFAUTH_STORAGE`, `SFAUTH_TOKEN_LEEWAY` and
-    /// `SFAUTH_ASSUMED_TOKEN_LIFETIME` say — the same for the fast path and the full command.
-    private static func tokenSource(environment: [String: String]) throws(OAuthError) -> (store: FileCredentialStore, source: TokenSource) {
-        let store = try StoreSetup.existingAccounts(environment: environment)
-        return (store, TokenSource(store: store, httpClient: try HTTPSettings.client(environment: environment),
-                                   options: try TokenSource.Options(environment: environment)))
-    }
-
-    private static func fail(_ error: OAuthError) -> ExitStatus {
-        StandardError.line("sfauth: \(SFAuthCommand.sentence(TerminalText.escaped(error.description)))")
-        return ExitStatus(error)
     }
 }

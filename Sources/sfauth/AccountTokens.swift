@@ -3,9 +3,10 @@ import SFAuth
 import Glibc
 #endif
 
-/// The token lookups of the helper commands (`kube-credential`, `git-credential`): the same store,
-/// token source and environment options as `sfauth token`, and the same one-line failures.
-enum HelperTokens {
+/// What every command that hands out a token shares (`token`, `exec`, `request`, `export`,
+/// `kube-credential`, `git-credential`): the same store, token source and environment options,
+/// the same account lookup, and the same one-line failures.
+enum AccountTokens {
     /// The store and a token source as `SFAUTH_STORAGE`, `SFAUTH_TOKEN_LEEWAY`,
     /// `SFAUTH_ASSUMED_TOKEN_LIFETIME`, `SFAUTH_CLIENT_SECRET` and `SFAUTH_HTTP_TIMEOUT` say.
     static func source(environment: [String: String]) throws(OAuthError) -> (store: FileCredentialStore, source: TokenSource) {
