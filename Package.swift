@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "SFAuth", targets: ["SFAuth"]),
         .executable(name: "sfauth", targets: ["sfauth"]),
+        .executable(name: "sfauth-main", targets: ["sfauth-main"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -24,10 +25,15 @@ let package = Package(
         // nothing pays for GLib and D-Bus unless it touches the keyring.
         .target(name: "CSecret", linkerSettings: [.linkedLibrary("dl")]),
 
+        // The values every program shares — the account record and its file format, the store's
+        // rules, errors, environment settings — on FoundationEssentials alone, so the front end can
+        // be built from them without the rest. Pure: no I/O.
+        .target(name: "SFAuthModel"),
+
         // Pure protocol logic: no sockets, files, processes or clock reads.
         .target(
             name: "SFAuthCore",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["SFAuthModel", .product(name: "Crypto", package: "swift-crypto")]
         ),
 
         // The coordinator, its delegate, and the Linux adapters (HTTP, listener, browser, storage).
@@ -36,16 +42,32 @@ let package = Package(
             dependencies: ["SFAuthCore", "CCurl", "CSecret", .product(name: "JWTKit", package: "jwt-kit")]
         ),
 
-        // The command: one small file per subcommand, all logic in the library.
+        // The command: one small file per subcommand, all logic in the library. Installed as
+        // libexec/sfauth/sfauth-main; people run it through the front end below.
+        .executableTarget(
+            name: "sfauth-main",
+            dependencies: ["SFAuth", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/sfauth"
+        ),
+
+        // The `sfauth` people run: answers `sfauth token` from a usable stored token by itself and
+        // hands every other command to sfauth-main (as git hands `git foo` to `git-foo`). Fully
+        // static and built on SFAuthModel alone, so it starts as fast as a process can: no dynamic
+        // loader work, no relocations, no Foundation beyond FoundationEssentials.
         .executableTarget(
             name: "sfauth",
-            dependencies: ["SFAuth", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["SFAuthModel"],
+            path: "Sources/sfauth-front",
+            // (FoundationEssentials' own dependencies are not linked automatically in a static executable.)
+            linkerSettings: [.unsafeFlags(["-static-executable"]), .linkedLibrary("_FoundationCollections"),
+                             .linkedLibrary("_FoundationCShims"), .linkedLibrary("swiftSynchronization")]
         ),
 
         // libFuzzer targets for every parser of outside data; a plain build is their corpus replayer
         // (`sfauth-fuzz replay TARGET FILE|DIR…`). `scripts/fuzz` builds and runs the fuzzers.
         .executableTarget(name: "sfauth-fuzz", dependencies: ["SFAuth"], path: "Fuzz/Sources/sfauth-fuzz"),
 
+        .testTarget(name: "SFAuthModelTests", dependencies: ["SFAuthModel"]),
         .testTarget(name: "SFAuthCoreTests", dependencies: ["SFAuthCore"]),
         .testTarget(
             name: "SFAuthTests",

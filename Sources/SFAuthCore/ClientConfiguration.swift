@@ -37,7 +37,7 @@ public struct ClientConfiguration: Sendable, Equatable {
         try redirect.validate()
         for parameter in additionalAuthorizationParameters {
             if AuthorizationParameter.reservedNames.contains(parameter.name) {
-                throw .configuration("the authorization parameter '\(parameter.name)' is set by sfauth itself and cannot be given")
+                throw .configuration("the authorization parameter '\(parameter.name)' is set by the sign-in itself and cannot be given")
             }
             if parameter.name.isEmpty { throw .configuration("an authorization parameter has an empty name") }
         }

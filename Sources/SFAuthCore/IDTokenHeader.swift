@@ -32,7 +32,7 @@ public struct IDTokenHeader: Sendable, Equatable {
             throw .idTokenRejected("the ID token is not signed (its algorithm is 'none')")
         }
         if json["crit"] != nil {
-            throw .idTokenRejected("the ID token's header lists critical extensions ('crit') that sfauth does not implement")
+            throw .idTokenRejected("the ID token's header lists critical extensions ('crit'), which are not implemented")
         }
         self.algorithm = algorithm
         keyID = json["kid"]?.stringValue
@@ -43,7 +43,7 @@ public struct IDTokenHeader: Sendable, Equatable {
     /// - Parameter keySetURI: the `jwks_uri` the signature is checked against, for the message.
     public func requireSignatureAlgorithm(keySetURI: String) throws(OAuthError) {
         guard Self.signatureAlgorithms.contains(algorithm) else {
-            let kind = algorithm.hasPrefix("HS") ? "a shared-secret (HMAC) algorithm" : "an algorithm sfauth does not support"
+            let kind = algorithm.hasPrefix("HS") ? "a shared-secret (HMAC) algorithm" : "an algorithm that is not supported"
             throw .idTokenRejected("the ID token is signed with '\(algorithm)', \(kind); only the public-key algorithms of the keys at \(keySetURI) are accepted (\(Self.signatureAlgorithms.joined(separator: ", ")))")
         }
     }

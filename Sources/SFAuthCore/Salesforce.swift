@@ -59,22 +59,7 @@ public enum Salesforce {
     }
 
     /// The next step for a refusal Salesforce is known to give, in one sentence; `nil` for others.
-    public static func nextStep(for error: OAuthServerError) -> String? {
-        let description = (error.description ?? "").lowercased()
-        switch error.code.lowercased() {
-        case "oauth_app_blocked":
-            return "The connected app is blocked in this org: an administrator can unblock it (Setup, Connected Apps OAuth Usage), or sign in with your own connected app (--client-id)."
-        case "invalid_app_access" where description.contains("admin approved") || description.contains("not admin"),
-             _ where description.contains("not admin approved"):
-            return "The connected app only admits users an administrator approved: ask one to add your profile or permission set to it (Manage Connected Apps, Permitted Users), or use another app (--client-id)."
-        case "redirect_uri_mismatch":
-            return "The connected app does not list this callback: register it exactly (e.g. http://localhost:1717/OauthRedirect), or pass the --port and --callback-path that are registered."
-        case "invalid_client_id":
-            return "The org knows no connected app with this client id (a new app needs up to ten minutes to be usable): check --client-id."
-        default:
-            return nil
-        }
-    }
+    public static func nextStep(for error: OAuthServerError) -> String? { error.salesforceNextStep }
 
     /// The org and user ids of an identity URL `https://login.salesforce.com/id/<org id>/<user id>`.
     public static func identity(fromIdentityURL url: String) -> (organizationId: String, userId: String)? {

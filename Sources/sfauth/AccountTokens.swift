@@ -12,7 +12,7 @@ enum AccountTokens {
     static func source(environment: [String: String]) throws(OAuthError) -> (store: FileCredentialStore, source: TokenSource) {
         let store = try StoreSetup.existingAccounts(environment: environment)
         return (store, TokenSource(store: store, httpClient: try HTTPSettings.client(environment: environment),
-                                   options: try TokenSource.Options(environment: environment)))
+                                   options: try TokenSource.Options(settings: SFAuthEnvironment.settings(environment))))
     }
 
     /// The identifier `name` selects (`nil`: the default account).
@@ -29,13 +29,16 @@ enum AccountTokens {
 
     /// Writes `sfauth: <message>` as one line on stderr and returns the status for `error`.
     static func fail(_ error: OAuthError, context: String? = nil) -> ExitStatus {
-        let text = TerminalText.escaped(error.description)
+        let text = TerminalText.escaped(SFAuthWords.message(for: error))
         StandardError.line("sfauth: \(context.map { "\($0): " } ?? "")\(SFAuthCommand.sentence(text))")
         return ExitStatus(error)
     }
 
-    /// The absolute path of the running sfauth binary (`/proc/self/exe`), else `sfauth`.
+    /// The absolute path of the `sfauth` people run — what kubeconfig and git configuration should
+    /// call: the front end passes its own path as the first argument when it hands a command over;
+    /// run directly, this program's own file (`/proc/self/exe`); else `sfauth`.
     static var executablePath: String {
+        if let first = CommandLine.arguments.first, first.hasPrefix("/"), access(first, X_OK) == 0 { return first }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
         guard count > 0 else { return "sfauth" }

@@ -30,7 +30,7 @@ struct AccountsCommand: ParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         do throws(OAuthError) {
             let store = try StoreSetup.existingAccounts()
-            let source = TokenSource(store: store, options: try TokenSource.Options(environment: environment))
+            let source = TokenSource(store: store, options: try TokenSource.Options(settings: SFAuthEnvironment.settings(environment)))
             let accounts = try AccountSummary.list(store: store, tokenSource: source)
             if json {
                 print(JSONOutput.render(AccountsJSON(accounts: accounts)))

@@ -87,8 +87,9 @@ struct ConfigCommand: ParsableCommand {
         if let storage = session.storage {
             rows.append(("storage", storage.rawValue, "flag --storage"))
         } else {
-            let mode = try StorageMode(environment: environment)
-            rows.append(("storage", mode.rawValue, environment[StorageMode.variable].map { _ in "env \(StorageMode.variable)" } ?? "default"))
+            let settings = SFAuthEnvironment.settings(environment)
+            let mode = try settings.storageMode()
+            rows.append(("storage", mode.rawValue, settings.value("STORAGE").map { _ in "env \(settings.name("STORAGE"))" } ?? "default"))
         }
         if session.noBrowser {
             rows.append(("browser", "(none: print the URL)", "flag --no-browser"))

@@ -83,7 +83,7 @@ struct DoctorCommand: AsyncParsableCommand {
             }
             account = try? store.loadDefault()
         } catch {
-            report("store", .problem, error.description)
+            report("store", .problem, SFAuthWords.message(for: error))
         }
 
         // The callback port.
@@ -162,7 +162,7 @@ struct DoctorCommand: AsyncParsableCommand {
             listener.cancel()
             return nil
         } catch {
-            guard case .configuration(let message) = error, message.contains("already in use") else { return nil }
+            guard case .configuration(let problem) = error, case let message = problem.text, message.contains("already in use") else { return nil }
             let held = message.firstRange(of: ", held by ").map { message[$0.upperBound...].prefix(while: { $0 != ":" }) }
             return held.map(String.init) ?? ""
         }

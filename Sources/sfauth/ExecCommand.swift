@@ -44,7 +44,7 @@ struct ExecCommand: AsyncParsableCommand {
         var environment = ProcessInfo.processInfo.environment
         let credentials: (token: String, instanceURL: String?, username: String?)
         do throws(OAuthError) {
-            if let supplied = EnvironmentToken.read(from: environment) {
+            if let supplied = SFAuthEnvironment.suppliedToken(environment) {
                 credentials = (supplied.accessToken, supplied.instanceURL, nil)
             } else {
                 let (store, source) = try AccountTokens.source(environment: environment)
@@ -55,7 +55,7 @@ struct ExecCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure(error)
         }
-        environment = ChildEnvironment.withoutSecrets(environment)
+        environment = SFAuthEnvironment.forChild(environment)
         environment["SF_ACCESS_TOKEN"] = credentials.token
         environment["SF_INSTANCE_URL"] = credentials.instanceURL
         environment["SF_USERNAME"] = credentials.username

@@ -39,7 +39,7 @@ struct CommandFailure: Error {
     var status: ExitStatus
 
     init(_ error: OAuthError) {
-        message = error.description
+        message = SFAuthWords.message(for: error)
         status = ExitStatus(error)
     }
 

@@ -66,7 +66,7 @@ struct GitCredentialCommand: AsyncParsableCommand {
 
     /// Prints the answer to `get`, or one line on stderr and `quit=1`.
     private static func answer(account: String?, environment: [String: String]) async -> ExitStatus {
-        if let supplied = EnvironmentToken.read(from: environment) {
+        if let supplied = SFAuthEnvironment.suppliedToken(environment) {
             print(GitCredential.answer(username: "oauth2", password: supplied.accessToken, expiry: nil), terminator: "")
             return .success
         }
@@ -85,7 +85,7 @@ struct GitCredentialCommand: AsyncParsableCommand {
     /// After git's `erase`: renews the token when `refused` is the one stored now (a server refused it
     /// before its time); quietly does nothing otherwise, or when it cannot.
     private static func renew(refused: String?, account: String?, environment: [String: String]) async {
-        guard let refused, EnvironmentToken.read(from: environment) == nil else { return }
+        guard let refused, SFAuthEnvironment.suppliedToken(environment) == nil else { return }
         do throws(OAuthError) {
             let (store, source) = try AccountTokens.source(environment: environment)
             let identifier = try AccountTokens.identifier(account, in: store)

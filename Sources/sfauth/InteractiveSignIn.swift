@@ -39,7 +39,7 @@ struct InteractiveSignIn {
         } catch .loginRequired {
             // Another process's sign-in ended while we waited, and did not help: its result is ours
             // too (one cancelled sign-in must not become one browser tab per waiting caller).
-            let again = "run `\(TokenSource.signInCommand(for: account))`"
+            let again = "run `\(SFAuthWords.signInCommand(for: account))`"
             if another { throw .loginRequired("the sign-in of \(account.displayLabel) that another sfauth process started did not complete; \(again)") }
             guard Self.runLogin(account: account.selectableName) == 0 else {
                 throw .loginRequired("the sign-in of \(account.displayLabel) did not complete; \(again)")

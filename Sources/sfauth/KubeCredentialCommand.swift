@@ -46,7 +46,7 @@ struct KubeCredentialCommand: AsyncParsableCommand {
     private static func printCredential(account: String?, environment: [String: String]) async -> ExitStatus {
         do throws(OAuthError) {
             let request = try ExecCredential.Request(environment: environment)
-            if let supplied = EnvironmentToken.read(from: environment) {
+            if let supplied = SFAuthEnvironment.suppliedToken(environment) {
                 print(ExecCredential.render(apiVersion: request.apiVersion, token: supplied.accessToken, expiry: nil))
                 return .success
             }

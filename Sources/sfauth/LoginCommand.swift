@@ -94,10 +94,11 @@ struct LoginCommand: AsyncParsableCommand {
         let grant: Grant?
         do throws(OAuthError) {
             httpClient = try HTTPSettings.client(environment: environment)
-            let mode = if let storage { storage } else { try StorageMode(environment: environment) }
-            let setup = try mode.store(environment: environment, signingIn: true)
+            let settings = SFAuthEnvironment.settings(environment)
+            let mode = if let storage { storage } else { try settings.storageMode() }
+            let setup = try mode.store(directory: try StoreSetup.directory(settings), signingIn: true)
             store = setup.store
-            keyringNotice = setup.notice
+            keyringNotice = setup.notice.map { $0 + " `sfauth accounts` shows where each one lives." }
             try store.requireWritable()
             let secret = try SecretInput.clientSecret(file: grants.clientSecretFile, environment: environment)
             // A profile may name the browser (an argument list); the configuration is read once for it
@@ -197,6 +198,8 @@ struct LoginCommand: AsyncParsableCommand {
 
     private func makeBrowserLauncher(environment: [String: String], profileBrowser: [String]?) throws(OAuthError) -> (any BrowserLauncher)? {
         if noBrowser { return nil }
+        // The browser never sees sfauth's secrets; `isRemoteWithoutDisplay` below reads the same variables.
+        let environment = SFAuthEnvironment.forChild(environment)
         if browserCommand == nil, let profileBrowser { return SystemBrowserLauncher(command: profileBrowser, environment: environment) }
         guard let browserCommand else {
             let system = SystemBrowserLauncher(environment: environment)

@@ -11,6 +11,13 @@ enum StoreSetup {
     /// Builds nothing costly (the keyring is only contacted when a refresh token is needed).
     static func existingAccounts(environment: [String: String] = ProcessInfo.processInfo.environment)
         throws(OAuthError) -> FileCredentialStore {
-        try StorageMode(environment: environment).store(environment: environment, signingIn: false).store
+        let settings = SFAuthEnvironment.settings(environment)
+        return try settings.storageMode().store(directory: try directory(settings), signingIn: false).store
+    }
+
+    /// The credentials directory: `SFAUTH_HOME`, else `$XDG_DATA_HOME/sfauth`, else
+    /// `~/.local/share/sfauth`.
+    static func directory(_ settings: EnvironmentSettings) throws(OAuthError) -> String {
+        try settings.credentialsDirectory(app: .sfauth)
     }
 }

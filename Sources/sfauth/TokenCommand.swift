@@ -52,22 +52,6 @@ struct TokenCommand: AsyncParsableCommand {
         if status != .success { throw ExitCode(status.rawValue) }
     }
 
-    /// Answers `sfauth token` without options before any argument parsing, synchronously, when the
-    /// stored token is usable (or no refresh can help). `nil` when the full command must run: other
-    /// arguments, or a token that needs a refresh.
-    static func runFastPath(arguments: [String]) -> Int32? {
-        guard arguments == ["token"] else { return nil }
-        let environment = ProcessInfo.processInfo.environment
-        if let status = printSuppliedToken(output: .bare, environment: environment) { return status.rawValue }
-        do throws(OAuthError) {
-            guard let credentials = try AccountTokens.source(environment: environment).source.usableStoredCredentials() else { return nil }
-            print(credentials.accessToken)
-            return ExitStatus.success.rawValue
-        } catch {
-            return AccountTokens.fail(error).rawValue
-        }
-    }
-
     /// Prints the token on stdout, or one line on stderr; returns the exit status.
     private static func printToken(account: String?, forceRefresh: Bool, output: TokenOutput,
                                    environment: [String: String]) async -> ExitStatus {
@@ -85,7 +69,7 @@ struct TokenCommand: AsyncParsableCommand {
 
     /// Prints `SFAUTH_ACCESS_TOKEN` when it is set (it wins over anything stored); `nil` when it is not.
     private static func printSuppliedToken(output: TokenOutput, environment: [String: String]) -> ExitStatus? {
-        guard let supplied = EnvironmentToken.read(from: environment) else { return nil }
+        guard let supplied = SFAuthEnvironment.suppliedToken(environment) else { return nil }
         print(output.render(accessToken: supplied.accessToken, instanceURL: supplied.instanceURL))
         return .success
     }

@@ -83,7 +83,7 @@ import Glibc
             Issue.record("expected loginRequired, got \(String(describing: error))")
             return
         }
-        #expect(message.hasPrefix("The server no longer accepts the access token (HTTP 401: invalid_token"))
+        #expect(message.text.hasPrefix("The server no longer accepts the access token (HTTP 401: invalid_token"))
         #expect(error?.recovery == .logInAgain)
     }
 
@@ -100,9 +100,9 @@ import Glibc
         }
         // DOT refuses a valid token without `openid` with 401 invalid_token, not 403 insufficient_scope;
         // the fetcher knows the granted scopes and says what is really wrong.
-        #expect(message.contains("not granted the 'openid' scope"))
-        #expect(message.contains("(granted: read)"))
-        #expect(message.contains("HTTP 401: invalid_token"))
+        #expect(message.text.contains("not granted the 'openid' scope"))
+        #expect(message.text.contains("(granted: read)"))
+        #expect(message.text.contains("HTTP 401: invalid_token"))
         _ = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials)
     }
 

@@ -11,7 +11,7 @@ import Testing
             return nil
         } catch {
             guard case .configuration(let message) = error else { return "unexpected \(error)" }
-            return message
+            return message.text
         }
     }
 

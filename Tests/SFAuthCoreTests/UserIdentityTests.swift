@@ -159,8 +159,8 @@ import Testing
             Issue.record("expected configuration, got \(String(describing: error))")
             return
         }
-        #expect(message.contains("insufficient_scope"))
-        #expect(message.contains("'openid'"))
+        #expect(message.text.contains("insufficient_scope"))
+        #expect(message.text.contains("'openid'"))
     }
 
     @Test(arguments: [

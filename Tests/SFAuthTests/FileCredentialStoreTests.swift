@@ -86,8 +86,9 @@ import Testing
             Issue.record("expected a storage error, got \(String(describing: error))")
             return
         }
-        #expect(message.contains(path))
-        #expect(message.contains("sign in again"))
+        #expect(message.text.contains(path))
+        #expect(message.remedy == .removeDamagedAccount(identifier: alice.identifier))
+        #expect(error?.description.contains("sign in again") == true)
         #expect(FileManager.default.contents(atPath: path) == Data("{\"accessToken\": 12".utf8))
         // A token request reports the same error rather than "not signed in".
         await #expect(throws: OAuthError.storage(message)) { try await TokenSource(store: store).credentials() }
@@ -155,15 +156,22 @@ import Testing
     }
 
     @Test func locationFollowsXDG() throws {
-        #expect(try StoreLocation.credentialsDirectory(environment: ["SFAUTH_HOME": "/x", "HOME": "/h"]) == "/x")
-        #expect(try StoreLocation.credentialsDirectory(environment: ["XDG_DATA_HOME": "/d", "HOME": "/h"]) == "/d/sfauth")
-        #expect(try StoreLocation.credentialsDirectory(environment: ["XDG_DATA_HOME": "rel", "HOME": "/h"]) == "/h/.local/share/sfauth")
-        #expect(throws: OAuthError.self) { try StoreLocation.credentialsDirectory(environment: [:]) }
-        // A relative SFAUTH_HOME would be another directory in every working directory.
-        let relative = #expect(throws: OAuthError.self) {
-            try StoreLocation.credentialsDirectory(environment: ["SFAUTH_HOME": "creds", "HOME": "/h"])
+        func directory(_ environment: [String: String], app: AppIdentity = .sfauth) throws(OAuthError) -> String {
+            try EnvironmentSettings(prefix: "SFAUTH", environment: environment).credentialsDirectory(app: app)
         }
+        #expect(try directory(["SFAUTH_HOME": "/x", "HOME": "/h"]) == "/x")
+        #expect(try directory(["XDG_DATA_HOME": "/d", "HOME": "/h"]) == "/d/sfauth")
+        #expect(try directory(["XDG_DATA_HOME": "rel", "HOME": "/h"]) == "/h/.local/share/sfauth")
+        #expect(throws: OAuthError.self) { try directory([:]) }
+        // A relative SFAUTH_HOME would be another directory in every working directory.
+        let relative = #expect(throws: OAuthError.self) { try directory(["SFAUTH_HOME": "creds", "HOME": "/h"]) }
         #expect(relative?.recovery == .fixConfiguration)
+        // Another app: its own directory, and its own variable (SFAUTH_HOME is not its business).
+        let acme = AppIdentity(name: "acme", displayName: "Acme CLI")
+        #expect(try directory(["XDG_DATA_HOME": "/d", "HOME": "/h", "SFAUTH_HOME": "/x"], app: acme) == "/x")
+        #expect(try EnvironmentSettings(prefix: "ACME", environment: ["XDG_DATA_HOME": "/d", "SFAUTH_HOME": "/x"])
+            .credentialsDirectory(app: acme) == "/d/acme")
+        #expect(try StoreLocation.credentialsDirectory(app: acme, environment: ["HOME": "/h"]) == "/h/.local/share/acme")
     }
 }
 

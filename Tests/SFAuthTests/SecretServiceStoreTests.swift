@@ -86,6 +86,40 @@ struct SecretServiceKeyringTests {
         try store.deleteSecret(account: alice, kind: "client_secret")
     }
 
+    /// Two tools that embed SFAuth, on one machine, with one keyring and one XDG data directory:
+    /// the same account identifier in both, and neither sees the other's account or refresh token.
+    @Test func twoAppsNeverSeeEachOthersAccounts() throws {
+        let data = FileManager.default.temporaryDirectory.path + "/sfauth-apps-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let environment = ["XDG_DATA_HOME": data, "HOME": "/nonexistent"]
+        let acme = AppIdentity(name: "acme-\(run.lowercased())", displayName: "Acme CLI")
+        let stores = try [AppIdentity.sfauth, acme].map { app throws(OAuthError) in
+            FileCredentialStore(directory: try StoreLocation.credentialsDirectory(app: app, environment: environment),
+                                secretStore: SecretServiceStore(app: app))
+        }
+        #expect(stores.map(\.directory) == [data + "/sfauth", data + "/" + acme.name])
+        let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t")
+        let identifier = account("two-apps")
+        for (store, name) in zip(stores, ["sfauth", "acme"]) {
+            var credentials = OAuthCredentials(identifier: identifier, server: server, clientId: name, redirectURI: "",
+                                               accessToken: "at-\(name)", tokenType: "Bearer", issuedAt: Date())
+            credentials.refreshToken = "rt-\(name)"
+            try store.save(credentials)
+        }
+        defer { for store in stores { try? store.delete(identifier: identifier) } }
+        for (store, name) in zip(stores, ["sfauth", "acme"]) {
+            let loaded = try #require(try store.load(identifier: identifier))
+            #expect(loaded.accessToken == "at-\(name)")
+            #expect(loaded.refreshTokenInSecretStore == true)
+            #expect(try store.refreshToken(of: loaded) == "rt-\(name)")
+        }
+        // Signing out of one leaves the other's refresh token where it was.
+        try stores[1].delete(identifier: identifier)
+        #expect(try stores[1].load(identifier: identifier) == nil)
+        #expect(try SecretServiceStore(app: acme).secret(account: identifier, kind: "refresh_token") == nil)
+        #expect(try stores[0].refreshToken(of: try #require(try stores[0].load(identifier: identifier))) == "rt-sfauth")
+    }
+
     @Test func itemsOfOtherSchemasAreNeitherReturnedNorDeleted() throws {
         let account = account("schemas")
         // secret-tool stores without a schema (no xdg:schema attribute), with the same attributes.
@@ -399,7 +433,11 @@ struct SecretServiceFailureTests {
     }
 
     @Test func messagesAndLabels() {
-        #expect(SecretServiceStore.label(account: "acct", kind: "refresh_token") == "sfauth refresh token for acct")
+        #expect(SecretServiceStore().label(account: "acct", kind: "refresh_token") == "sfauth refresh token for acct")
+        let acme = SecretServiceStore(app: AppIdentity(name: "acme", displayName: "Acme CLI"))
+        #expect(acme.label(account: "acct", kind: "refresh_token") == "Acme CLI refresh token for acct")
+        #expect(acme.schema == "io.sfauth.app.acme.Credentials")
+        #expect(SecretServiceStore(app: .sfauth).schema == SecretServiceStore.schemaName)
         #expect(SecretServiceFailure.seconds(3000) == "3 s")
         #expect(SecretServiceFailure.seconds(500) == "0.5 s")
         #expect(SecretServiceFailure.seconds(250) == "250 ms")

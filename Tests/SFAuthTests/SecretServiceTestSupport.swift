@@ -292,7 +292,7 @@ func storageMessage(_ body: () throws -> Void) -> String? {
         try body()
         return nil
     } catch let error as OAuthError {
-        if case .storage(let message) = error { return message }
+        if case .storage(let message) = error { return message.text }
         return "not a storage error: \(error)"
     } catch {
         return "not an OAuthError: \(error)"

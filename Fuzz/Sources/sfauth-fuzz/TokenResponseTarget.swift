@@ -44,11 +44,12 @@ private func exerciseExpiry(_ credentials: OAuthCredentials) {
     }
 }
 
-/// The credential file's encoding and decoding (`FileCredentialStore`): what is stored must read back.
+/// The credential file's encoding and decoding (`CredentialFile`, shared by the store and the front
+/// end): what is stored must read back.
 private func roundTrip(_ credentials: OAuthCredentials) {
-    let bytes = FileCredentialStore.encode(credentials)
+    let bytes = CredentialFile.encode(credentials)
     do {
-        let again = try FileCredentialStore.decode(bytes, path: "fuzz.json")
+        let again = try FileCredentialStore.decode(bytes, path: "fuzz.json", identifier: credentials.identifier)
         _ = again.identifier
     } catch {
         consume(error)

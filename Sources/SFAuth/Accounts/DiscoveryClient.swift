@@ -24,11 +24,11 @@ public struct DiscoveryClient: Sendable {
         self.cacheLifetime = cacheLifetime
     }
 
-    /// The cache directory for `environment`: `$XDG_CACHE_HOME/sfauth/discovery`, else
-    /// `$HOME/.cache/sfauth/discovery`; `nil` when neither is set.
-    public static func cacheDirectory(environment: [String: String]) -> String? {
-        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") { return cache + "/sfauth/discovery" }
-        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.cache/sfauth/discovery" }
+    /// The cache directory of `app` for `environment`: `$XDG_CACHE_HOME/<app>/discovery`, else
+    /// `$HOME/.cache/<app>/discovery`; `nil` when neither is set.
+    public static func cacheDirectory(app: AppIdentity = .sfauth, environment: [String: String]) -> String? {
+        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") { return cache + "/\(app.name)/discovery" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.cache/\(app.name)/discovery" }
         return nil
     }
 

@@ -26,7 +26,8 @@ public struct SystemBrowserLauncher: BrowserLauncher {
     ///   - command: `nil` to run `xdg-open URL` (falling back to `$BROWSER`, a colon-separated list of
     ///     commands with `%s` replaced by the URL, else the URL appended); otherwise an argv prefix,
     ///     e.g. from ``splitCommandLine(_:)``, with the URL appended or substituted for `%s`.
-    ///   - environment: the environment for the command; default: this process's environment.
+    ///   - environment: the environment for the command; default: this process's environment. Leave
+    ///     out the variables that hold your program's secrets (`ChildEnvironment.without(_:in:)`).
     public init(command: [String]? = nil, environment: [String: String] = SystemBrowserLauncher.processEnvironment()) {
         self.command = command
         self.environment = environment
@@ -62,7 +63,7 @@ public struct SystemBrowserLauncher: BrowserLauncher {
             var arguments = command.map { $0.replacing("%s", with: url) }
             if !command.contains(where: { $0.contains("%s") }) { arguments.append(url) }
             try run(arguments, name: program, notFound:
-                "the browser command '\(program)' was not found; check --browser-command or open the URL yourself")
+                "the browser command '\(program)' was not found; check it, or open the URL yourself")
             return
         }
 
@@ -98,7 +99,7 @@ public struct SystemBrowserLauncher: BrowserLauncher {
         }
         throw BrowserLaunchError(message:
             "xdg-open is not installed (Debian package xdg-utils) and no command in $BROWSER worked ("
-            + failures.joined(separator: "; ") + "); use --browser-command or open the URL yourself")
+            + failures.joined(separator: "; ") + "); name another browser command, or open the URL yourself")
     }
 
     /// Whether this is Windows Subsystem for Linux, where the browser is a Windows program:
@@ -132,7 +133,7 @@ public struct SystemBrowserLauncher: BrowserLauncher {
     }
 
     private static let xdgOpenMissing =
-        "xdg-open is not installed (Debian package xdg-utils); use --browser-command or open the URL yourself"
+        "xdg-open is not installed (Debian package xdg-utils); name another browser command, or open the URL yourself"
 
     private func run(_ arguments: [String], name: String, executable: String? = nil, notFound: String) throws {
         guard let path = executable ?? findExecutable(arguments[0]) else {
@@ -143,7 +144,7 @@ public struct SystemBrowserLauncher: BrowserLauncher {
         let result: BrowserProcess.Result
         do {
             result = try BrowserProcess.run(
-                executable: path, arguments: arguments, environment: ChildEnvironment.withoutSecrets(environment),
+                executable: path, arguments: arguments, environment: environment,
                 waitMilliseconds: milliseconds)
         } catch {
             switch error.code {

@@ -38,7 +38,8 @@ extension OAuthCoordinator {
             tokens = try await pollDeviceAuthorization(info: info)
         case .clientCredentials:
             guard client.clientSecret != nil else {
-                throw .configuration("the client credentials grant needs the client's secret (SFAUTH_CLIENT_SECRET); client '\(client.clientId)' has none")
+                throw .configuration(Problem("the client credentials grant needs the client's secret; client '\(client.clientId)' has none",
+                                             remedy: .provideClientSecret(account: nil)))
             }
             tokens = try await requestTokens(TokenRequest.clientCredentials(tokenEndpoint: server.tokenEndpoint, client: client))
         case .password(let username, let password):
@@ -81,7 +82,7 @@ extension OAuthCoordinator {
     private func pollDeviceAuthorization(info: AuthInfo) async throws(OAuthError) -> TokenResponse {
         let server = configuration.server
         guard let endpoint = server.deviceAuthorizationEndpoint else {
-            throw .configuration("the server publishes no device authorization endpoint (RFC 8628); give it with --device-authorization-url, or use a server that supports the device grant")
+            throw .configuration(Problem("the server publishes no device authorization endpoint (RFC 8628)", remedy: .giveDeviceAuthorizationEndpoint))
         }
         let authorization = try DeviceAuthorization.decode(
             try await httpClient.sendForOAuth(DeviceAuthorization.request(endpoint: endpoint, client: configuration.client)),

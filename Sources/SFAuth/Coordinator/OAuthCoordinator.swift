@@ -22,6 +22,8 @@ public final class OAuthCoordinator: Sendable {
         public var server: AuthorizationServer
         /// The client, its scopes and its redirect.
         public var client: ClientConfiguration
+        /// The application signing in: its name is on the browser's result page. Default: `.sfauth`.
+        public var app: AppIdentity
         /// How long to wait for the browser's redirect. Default: 5 minutes.
         public var timeout: Duration
         /// Opens the browser; `nil` means never open one and only show the URL (`--no-browser`).
@@ -38,19 +40,28 @@ public final class OAuthCoordinator: Sendable {
         /// Whether to ask the server who signed in (OIDC userinfo or Salesforce's identity URL) after
         /// the exchange, for the username, display name and email. Best effort. Default: `true`.
         public var fetchIdentity: Bool
+        /// When `accessToken(account:interactive:)` reuses a stored token and how it renews one —
+        /// the leeway, the lifetime assumed when the server does not say, a client secret — as
+        /// `sfauth token` does with its environment variables (`TokenSource.Options(settings:)`).
+        /// Default: `TokenSource.Options()` (60 s, 2 hours), with `client.clientSecret` when it has none.
+        public var tokenOptions: TokenSource.Options
 
         /// Creates a configuration.
-        public init(server: AuthorizationServer, client: ClientConfiguration, timeout: Duration = .seconds(300),
+        public init(server: AuthorizationServer, client: ClientConfiguration, app: AppIdentity = .sfauth, timeout: Duration = .seconds(300),
                     browserLauncher: (any BrowserLauncher)? = SystemBrowserLauncher(), alias: String? = nil,
-                    makeDefault: Bool = true, fetchIdentity: Bool = true, pastedRedirects: (any RedirectURLSource)? = nil) {
+                    makeDefault: Bool = true, fetchIdentity: Bool = true, pastedRedirects: (any RedirectURLSource)? = nil,
+                    tokenOptions: TokenSource.Options = TokenSource.Options()) {
             self.server = server
             self.client = client
+            self.app = app
             self.timeout = timeout
             self.browserLauncher = browserLauncher
             self.alias = alias
             self.makeDefault = makeDefault
             self.fetchIdentity = fetchIdentity
             self.pastedRedirects = pastedRedirects
+            self.tokenOptions = tokenOptions
+            if self.tokenOptions.clientSecret == nil { self.tokenOptions.clientSecret = client.clientSecret }
         }
     }
 
@@ -110,7 +121,9 @@ public final class OAuthCoordinator: Sendable {
 
     /// A usable access token, the way `SFOAuthCoordinator.authenticate` decides: the stored token
     /// while it is valid; else a refresh when there is a refresh token; else — only when
-    /// `interactive` is true — the browser sign-in. The delegate hears a refresh (auth type
+    /// `interactive` is true — the browser sign-in. The first two are `sfauth token`'s own path
+    /// (`TokenSource` with `configuration.tokenOptions`): the same leeway and assumed lifetime, and
+    /// one refresh per account across threads and processes. The delegate hears a refresh (auth type
     /// `.refresh`) or a browser sign-in like `authenticate()`; reusing a stored token is silent.
     ///
     /// - Parameters:
@@ -120,7 +133,7 @@ public final class OAuthCoordinator: Sendable {
     ///   token — the delegate's `didFail` says so too), or any error of the refresh or sign-in.
     public func accessToken(account: String? = nil, interactive: Bool = true) async throws(OAuthError) -> OAuthCredentials {
         guard let store else { return try await authenticate() }
-        let source = TokenSource(store: store, httpClient: httpClient, options: .init(clientSecret: configuration.client.clientSecret), now: now)
+        let source = TokenSource(store: store, httpClient: httpClient, options: configuration.tokenOptions, now: now)
         let stored: OAuthCredentials?
         if let account { stored = try store.load(identifier: account) } else { stored = try store.loadDefault() }
         if let stored, source.isUsable(stored) { return stored }
@@ -138,7 +151,8 @@ public final class OAuthCoordinator: Sendable {
             }
         }
         guard interactive else {
-            throw .loginRequired("A browser sign-in is needed\(stored.map { " for \($0.displayLabel)" } ?? ""). Run `\(stored.map(TokenSource.signInCommand(for:)) ?? "sfauth login")`.")
+            throw .loginRequired(Problem("A browser sign-in is needed\(stored.map { " for \($0.displayLabel)" } ?? "").",
+                                         remedy: stored.map(Remedy.signIn) ?? .signIn(account: nil, grant: nil)))
         }
         return try await authenticate()
     }

@@ -65,7 +65,7 @@ extension OAuthError {
     /// Maps a transport failure to the error the caller acts on.
     init(transport error: HTTPTransportError) {
         switch error.kind {
-        case .insecureURL, .unavailable: self = .configuration(error.message)
+        case .insecureURL, .unavailable: self = .configuration(Problem(error.message))
         default: self = .network(error.message)
         }
     }

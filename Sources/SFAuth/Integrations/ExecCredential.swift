@@ -45,7 +45,7 @@ public enum ExecCredential {
             }
             let version = decoded.apiVersion ?? ExecCredential.defaultAPIVersion
             guard ExecCredential.supportedAPIVersions.contains(version) else {
-                throw .configuration("\(ExecCredential.infoVariable) asks for apiVersion \(version); sfauth speaks client.authentication.k8s.io/v1 and v1beta1")
+                throw .configuration("\(ExecCredential.infoVariable) asks for apiVersion \(version); only client.authentication.k8s.io/v1 and v1beta1 are spoken")
             }
             self.init(apiVersion: version, interactive: decoded.spec?.interactive)
         }

@@ -50,7 +50,7 @@ enum LoopbackSockets {
                     case .failed(let failure):
                         shutdownAndClose(v4)
                         if port == 0, attempts < 8, case .configuration(let message) = failure,
-                           message.contains("already in use") {
+                           message.text.contains("already in use") {
                             continue
                         }
                         throw failure

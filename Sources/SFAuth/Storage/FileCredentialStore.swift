@@ -8,13 +8,7 @@ import Glibc
 #endif
 import SFAuthCore
 
-/// Credentials as JSON files in a private directory.
-///
-/// Layout of the directory (0700):
-/// - `accounts/<percent-encoded identifier>.json` — one account's credentials (0600);
-/// - `default` — the default account's identifier;
-/// - `.lock` — held with `flock` by every writer; readers need no lock because writes are atomic;
-/// - `locks/<percent-encoded identifier>.lock` — held while that account's tokens are refreshed.
+/// Credentials as JSON files in a private directory, in the format `CredentialFile` defines.
 ///
 /// Reading the default account is two small file reads and no lock, which keeps `sfauth token` fast.
 ///
@@ -46,15 +40,17 @@ public struct FileCredentialStore: CredentialStore {
         self.placesNewRefreshTokensInSecretStore = placesNewRefreshTokensInSecretStore ?? (secretStore != nil)
     }
 
-    /// Uses the directory `StoreLocation` picks for `environment`.
-    public init(environment: [String: String], secretStore: (any SecretStore)? = nil,
-                placesNewRefreshTokensInSecretStore: Bool? = nil) throws(OAuthError) {
-        self.init(directory: try StoreLocation.credentialsDirectory(environment: environment), secretStore: secretStore,
-                  placesNewRefreshTokensInSecretStore: placesNewRefreshTokensInSecretStore)
+    /// The store of `app`'s accounts: `$XDG_DATA_HOME/<app>` (else `~/.local/share/<app>`), with
+    /// refresh tokens in the keyring under `app`'s own schema when `keyring` is `true`.
+    ///
+    /// - Throws: `.configuration` when neither `XDG_DATA_HOME` nor `HOME` is an absolute path.
+    public init(app: AppIdentity, environment: [String: String], keyring: Bool = true) throws(OAuthError) {
+        self.init(directory: try StoreLocation.credentialsDirectory(app: app, environment: environment),
+                  secretStore: keyring ? SecretServiceStore(app: app) : nil)
     }
 
-    var accountsDirectory: String { directory + "/accounts" }
-    var defaultFile: String { directory + "/default" }
+    var accountsDirectory: String { directory + "/" + CredentialFile.accountsDirectory }
+    var defaultFile: String { directory + "/" + CredentialFile.defaultFile }
     var lockFile: String { directory + "/.lock" }
 
     /// The lock file held while an account's tokens are refreshed.
@@ -67,14 +63,14 @@ public struct FileCredentialStore: CredentialStore {
 
     /// The file holding an account's credentials.
     public func path(for identifier: String) -> String {
-        accountsDirectory + "/" + FormURLEncoding.encode(identifier) + ".json"
+        accountsDirectory + "/" + CredentialFile.fileName(for: identifier)
     }
 
     /// Refuses a directory that is not private to this user (see `POSIXFile.privateDirectoryProblem`):
     /// credentials read from a directory someone else can write are not ours to trust, and secrets
     /// written there are not safe. One `lstat`, before every operation.
     func requirePrivateDirectory() throws(OAuthError) {
-        if let problem = POSIXFile.privateDirectoryProblem(directory) { throw .storage(problem) }
+        if let problem = POSIXFile.privateDirectoryProblem(directory) { throw .storage(Problem(problem, remedy: .useAnotherCredentialsDirectory)) }
     }
 
     /// Checks, before a sign-in starts, that its credentials can be kept: the directory is private
@@ -99,7 +95,7 @@ public struct FileCredentialStore: CredentialStore {
         let bytes: [UInt8]?
         do { bytes = try POSIXFile.read(path) } catch { throw .storage("\(error)") }
         guard let bytes else { return nil }
-        return try Self.decode(bytes, path: path)
+        return try Self.decode(bytes, path: path, identifier: identifier)
     }
 
     @discardableResult
@@ -110,7 +106,8 @@ public struct FileCredentialStore: CredentialStore {
         let inSecretStore = kept.refreshTokenInSecretStore ?? placesNewRefreshTokensInSecretStore
         if inSecretStore, let refreshToken = kept.refreshToken {
             guard let secretStore else {
-                throw .storage("the refresh token of \(kept.displayLabel) belongs in the keyring, but the keyring is not in use (file storage was chosen); unset SFAUTH_STORAGE or set it to auto or keyring")
+                throw .storage(Problem("the refresh token of \(kept.displayLabel) belongs in the keyring, but the keyring is not in use (file storage was chosen)",
+                                       remedy: .allowKeyringStorage))
             }
             try secretStore.setSecret(refreshToken, account: kept.identifier, kind: Self.refreshTokenKind)
             kept.refreshTokenInSecretStore = true
@@ -126,7 +123,8 @@ public struct FileCredentialStore: CredentialStore {
             try POSIXFile.writeAtomically(Self.encode(credentials), to: path(for: credentials.identifier), directory: accountsDirectory)
             POSIXFile.removeOrphanedTemporaryFiles(in: accountsDirectory)
             if try readDefault() == nil {
-                try POSIXFile.writeAtomically(Array((credentials.identifier + "\n").utf8), to: defaultFile, directory: directory)
+                try POSIXFile.writeAtomically(CredentialFile.defaultFileContents(naming: credentials.identifier), to: defaultFile,
+                                              directory: directory)
             }
         }
         return kept
@@ -149,7 +147,7 @@ public struct FileCredentialStore: CredentialStore {
             try POSIXFile.remove(path(for: identifier), directory: accountsDirectory)
             guard try readDefault() == identifier else { return }
             if let next = try listIdentifiers().first {
-                try POSIXFile.writeAtomically(Array((next + "\n").utf8), to: defaultFile, directory: directory)
+                try POSIXFile.writeAtomically(CredentialFile.defaultFileContents(naming: next), to: defaultFile, directory: directory)
             } else {
                 try POSIXFile.remove(defaultFile, directory: directory)
             }
@@ -171,7 +169,7 @@ public struct FileCredentialStore: CredentialStore {
             throw .configuration("there is no stored account '\(TerminalText.escaped(identifier))'")
         }
         try locked { () throws(POSIXFile.Failure) in
-            try POSIXFile.writeAtomically(Array((identifier + "\n").utf8), to: defaultFile, directory: directory)
+            try POSIXFile.writeAtomically(CredentialFile.defaultFileContents(naming: identifier), to: defaultFile, directory: directory)
         }
     }
 
@@ -183,7 +181,7 @@ public struct FileCredentialStore: CredentialStore {
         guard credentials.refreshTokenInSecretStore == true else { return credentials.refreshToken }
         guard let secretStore else { throw Self.keyringNotInUse(credentials) }
         guard let token = try secretStore.secret(account: credentials.identifier, kind: Self.refreshTokenKind) else {
-            throw .loginRequired("The refresh token of \(credentials.displayLabel) is missing from \(secretStore.displayName). Run `\(TokenSource.signInCommand(for: credentials))` to sign in again.")
+            throw .loginRequired(Problem("The refresh token of \(credentials.displayLabel) is missing from \(secretStore.displayName).", remedy: .signIn(credentials)))
         }
         return token
     }
@@ -191,40 +189,17 @@ public struct FileCredentialStore: CredentialStore {
     // MARK: - File format
 
     package static func encode(_ credentials: OAuthCredentials) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .secondsSince1970
-        // Encoding a value made of strings, numbers and dates cannot fail.
-        return Array(try! encoder.encode(credentials)) + [UInt8(ascii: "\n")]
+        CredentialFile.encode(credentials)
     }
 
     private static func keyringNotInUse(_ credentials: OAuthCredentials) -> OAuthError {
-        .storage("the refresh token of \(credentials.displayLabel) is in the keyring, but the keyring is not in use (file storage was chosen); unset SFAUTH_STORAGE or set it to auto or keyring")
+        .storage(Problem("the refresh token of \(credentials.displayLabel) is in the keyring, but the keyring is not in use (file storage was chosen)",
+                         remedy: .allowKeyringStorage))
     }
 
-    package static func decode(_ bytes: [UInt8], path: String) throws(OAuthError) -> OAuthCredentials {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        do {
-            var credentials = try decoder.decode(OAuthCredentials.self, from: Data(bytes))
-            // Records written before the place was recorded for file accounts: a refresh token in
-            // the file is placed there.
-            if credentials.refreshToken != nil && credentials.refreshTokenInSecretStore == nil {
-                credentials.refreshTokenInSecretStore = false
-            }
-            return credentials
-        } catch {
-            throw .storage("\(path) is not a valid credentials file (\(Self.reason(error))); move it away (or remove it with `sfauth logout --local-only IDENTIFIER`) and sign in again")
-        }
-    }
-
-    private static func reason(_ error: Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, _): return "missing '\(key.stringValue)'"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            return "wrong type at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
-        case DecodingError.dataCorrupted: return "not JSON"
-        default: return "unreadable"
+    package static func decode(_ bytes: [UInt8], path: String, identifier: String) throws(OAuthError) -> OAuthCredentials {
+        do { return try CredentialFile.decode(bytes) } catch {
+            throw .storage(Problem("\(path) is not a valid credentials file (\(error.reason))", remedy: .removeDamagedAccount(identifier: identifier)))
         }
     }
 
@@ -241,9 +216,7 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     private func readDefault() throws(POSIXFile.Failure) -> String? {
-        guard let bytes = try POSIXFile.read(defaultFile) else { return nil }
-        let identifier = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init)
-        return identifier?.isEmpty == false ? identifier : nil
+        try POSIXFile.read(defaultFile).flatMap(CredentialFile.defaultIdentifier(in:))
     }
 
     private func listIdentifiers() throws(POSIXFile.Failure) -> [String] {
@@ -255,8 +228,7 @@ public struct FileCredentialStore: CredentialStore {
         var identifiers = [String]()
         while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            guard !name.hasPrefix("."), name.hasSuffix(".json"),
-                  let identifier = FormURLEncoding.decode(name.dropLast(5)) else { continue }
+            guard let identifier = CredentialFile.identifier(fromFileName: name) else { continue }
             identifiers.append(identifier)
         }
         return identifiers.sorted()

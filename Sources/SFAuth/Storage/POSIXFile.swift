@@ -115,20 +115,17 @@ enum POSIXFile {
         guard lstat(path, &info) == 0 else {
             return errno == ENOENT ? nil : "\(path) cannot be inspected (\(String(cString: strerror(errno))))"
         }
-        if info.st_mode & S_IFMT == S_IFLNK {
-            return "\(path) is a symbolic link, which sfauth does not follow for its credentials; replace it with a directory of your own (mkdir -m 700), or point SFAUTH_HOME at one"
+        switch DirectoryTrust.problem(mode: UInt32(info.st_mode), owner: UInt32(info.st_uid), user: UInt32(getuid())) {
+        case nil: return nil
+        case .symbolicLink?:
+            return "\(path) is a symbolic link, which is not followed for credentials; replace it with a directory of your own (mkdir -m 700)"
+        case .notDirectory?:
+            return "\(path) is not a directory; move it away"
+        case .ownedByAnotherUser(let owner, let user)?:
+            return "\(path) belongs to user id \(owner), not to you (\(user)); move it away"
+        case .writableByOthers(let mode)?:
+            return "\(path) is writable by \(mode & 0o002 != 0 ? "everyone" : "its group") (mode \(String(mode, radix: 8))), so its files cannot be trusted; check them, then run `chmod 700 \(path)`"
         }
-        guard info.st_mode & S_IFMT == S_IFDIR else {
-            return "\(path) is not a directory; move it away, or point SFAUTH_HOME elsewhere"
-        }
-        guard info.st_uid == getuid() else {
-            return "\(path) belongs to user id \(info.st_uid), not to you (\(getuid())); move it away, or point SFAUTH_HOME at a directory of your own"
-        }
-        guard info.st_mode & 0o022 == 0 else {
-            let mode = String(info.st_mode & 0o777, radix: 8)
-            return "\(path) is writable by \(info.st_mode & 0o002 != 0 ? "everyone" : "its group") (mode \(mode)), so its files cannot be trusted; check them, then run `chmod 700 \(path)`"
-        }
-        return nil
     }
 
     /// Runs `body` holding an exclusive `flock` on `lockPath` (created 0600 when missing). The lock is

@@ -99,7 +99,7 @@ struct SecretServiceFailure: Error, Sendable {
 
     /// The error a `SecretStore` throws: one line, problem then remedy.
     var error: OAuthError {
-        .storage(remedy.isEmpty ? problem : "\(problem); \(remedy)")
+        .storage(Problem(remedy.isEmpty ? problem : "\(problem); \(remedy)"))
     }
 
     /// "3 s", "0.5 s", "250 ms".

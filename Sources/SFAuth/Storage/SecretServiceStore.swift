@@ -4,10 +4,12 @@ import SFAuthCore
 /// A `SecretStore` in the desktop keyring, through the freedesktop.org Secret Service API that
 /// gnome-keyring, KWallet and KeePassXC speak over D-Bus (by way of libsecret).
 ///
-/// Each secret is one item in the service's default collection (gnome-keyring's "login"), of schema
-/// `io.sfauth.Credentials` with the attributes `account` (the sfauth account identifier) and `kind`
-/// (e.g. `refresh_token`), labelled e.g. "sfauth refresh token for <account>". Items of other
-/// schemas are never read, replaced or deleted, even with the same attributes.
+/// Each secret is one item in the service's default collection (gnome-keyring's "login"), of the
+/// application's own schema (`schemaName(for:)`: `io.sfauth.Credentials` for sfauth,
+/// `io.sfauth.app.<name>.Credentials` for another app) with the attributes `account` (the account
+/// identifier) and `kind` (e.g. `refresh_token`), labelled e.g. "acme refresh token for <account>".
+/// Items of other schemas are never read, replaced or deleted, even with the same attributes — so
+/// two tools that embed SFAuth never see each other's secrets.
 ///
 /// libsecret is not linked: the first call in a process loads it with `dlopen("libsecret-1.so.0")`
 /// (and with it GLib and D-Bus), so programs that never touch the keyring never pay for it.
@@ -27,24 +29,36 @@ public struct SecretServiceStore: SecretStore {
     /// The libsecret schema name of sfauth's items (their `xdg:schema` attribute).
     public static let schemaName = "io.sfauth.Credentials"
 
+    /// The schema name of `app`'s items: `io.sfauth.Credentials` for sfauth (as it always was),
+    /// `io.sfauth.app.<name>.Credentials` for any other.
+    public static func schemaName(for app: AppIdentity) -> String {
+        app == .sfauth ? schemaName : "io.sfauth.app.\(app.name).Credentials"
+    }
+
     /// The longest one call waits for the keyring before giving up. Default: 3 seconds.
     public let timeout: Duration
     /// The schema name items are stored and looked up under.
     package let schema: String
+    /// The name at the start of item labels.
+    package let labelPrefix: String
     /// The shared-library names tried, in order, by the first call of the process.
     package let libraryNames: [String]
 
-    /// Creates a store. Loads and connects nothing: the first call does.
+    /// Creates the store of `app`'s secrets. Loads and connects nothing: the first call does.
     ///
-    /// - Parameter timeout: the longest one call waits for the keyring. Default: 3 seconds.
-    public init(timeout: Duration = .seconds(3)) {
-        self.init(timeout: timeout, schemaName: Self.schemaName)
+    /// - Parameters:
+    ///   - app: whose secrets: they are kept under its own schema (`schemaName(for:)`).
+    ///   - timeout: the longest one call waits for the keyring. Default: 3 seconds.
+    public init(app: AppIdentity = .sfauth, timeout: Duration = .seconds(3)) {
+        self.init(timeout: timeout, schemaName: Self.schemaName(for: app), labelPrefix: app.displayName)
     }
 
     /// Creates a store with another schema name or library names (for tests).
-    package init(timeout: Duration, schemaName: String, libraryNames: [String] = ["libsecret-1.so.0"]) {
+    package init(timeout: Duration, schemaName: String, labelPrefix: String = "sfauth",
+                 libraryNames: [String] = ["libsecret-1.so.0"]) {
         self.timeout = timeout
         self.schema = schemaName
+        self.labelPrefix = labelPrefix
         self.libraryNames = libraryNames
     }
 
@@ -76,7 +90,7 @@ public struct SecretServiceStore: SecretStore {
         guard !value.utf8.contains(0) else {
             throw .storage("a secret for the keyring must not contain a NUL character")
         }
-        let label = Self.label(account: account, kind: kind)
+        let label = label(account: account, kind: kind)
         let call = SecretServiceCall(store: self)
         try call.run { options, milliseconds, result in
             sfsecret_store(options, account, kind, label, value, milliseconds, result)
@@ -117,8 +131,8 @@ public struct SecretServiceStore: SecretStore {
     }
 
     /// The item label shown in keyring managers, e.g. "sfauth refresh token for <account>".
-    package static func label(account: String, kind: String) -> String {
-        "sfauth \(String(kind.map { $0 == "_" ? " " : $0 })) for \(account)"
+    package func label(account: String, kind: String) -> String {
+        "\(labelPrefix) \(String(kind.map { $0 == "_" ? " " : $0 })) for \(account)"
     }
 
     private static func validate(account: String, kind: String) throws(OAuthError) {

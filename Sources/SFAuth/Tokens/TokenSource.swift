@@ -19,38 +19,31 @@ public struct TokenSource: Sendable {
         /// Refresh this many seconds before the expiry. Default: 60.
         public var leeway: TimeInterval
         /// How long an access token is assumed to live when the server did not say (Salesforce sends
-        /// no `expires_in`; its default session timeout is 2 hours). Default: 7200 s, or
-        /// `SFAUTH_ASSUMED_TOKEN_LIFETIME` via `init(environment:)`.
+        /// no `expires_in`; its default session timeout is 2 hours). Default: 7200 s.
         public var assumedLifetime: TimeInterval
         /// The client secret that lets an account signed in with the client credentials grant get a
         /// new token by itself (that grant issues no refresh token, and the secret is never stored).
-        /// Default: `nil`, or `SFAUTH_CLIENT_SECRET` via `init(environment:)`.
+        /// Default: `nil`.
         public var clientSecret: String?
 
         /// Creates options.
-        public init(leeway: TimeInterval = 60, assumedLifetime: TimeInterval = 7200, clientSecret: String? = nil) {
+        public init(leeway: TimeInterval = TokenFreshness.defaultLeeway,
+                    assumedLifetime: TimeInterval = TokenFreshness.defaultAssumedLifetime, clientSecret: String? = nil) {
             self.leeway = leeway
             self.assumedLifetime = assumedLifetime
             self.clientSecret = clientSecret
         }
 
-        /// The defaults, with `SFAUTH_TOKEN_LEEWAY` and `SFAUTH_ASSUMED_TOKEN_LIFETIME` (seconds) and
-        /// `SFAUTH_CLIENT_SECRET` applied.
-        public init(environment: [String: String]) throws(OAuthError) {
-            self.init()
-            if let secret = environment["SFAUTH_CLIENT_SECRET"], !secret.isEmpty { clientSecret = secret }
-            if let value = environment["SFAUTH_TOKEN_LEEWAY"] { leeway = try Self.seconds(value, name: "SFAUTH_TOKEN_LEEWAY") }
-            if let value = environment["SFAUTH_ASSUMED_TOKEN_LIFETIME"] {
-                assumedLifetime = try Self.seconds(value, name: "SFAUTH_ASSUMED_TOKEN_LIFETIME")
-            }
+        /// The defaults, with what the tool's environment variables say (`<PREFIX>_TOKEN_LEEWAY`,
+        /// `<PREFIX>_ASSUMED_TOKEN_LIFETIME`, `<PREFIX>_CLIENT_SECRET`).
+        public init(settings: EnvironmentSettings) throws(OAuthError) {
+            let clientSecret = settings.clientSecret
+            let freshness = try TokenFreshness(settings: settings)
+            self.init(leeway: freshness.leeway, assumedLifetime: freshness.assumedLifetime, clientSecret: clientSecret)
         }
 
-        private static func seconds(_ value: String, name: String) throws(OAuthError) -> TimeInterval {
-            guard let seconds = TimeInterval(value), seconds >= 0, seconds.isFinite else {
-                throw .configuration("\(name) must be a number of seconds, not '\(value)'")
-            }
-            return seconds
-        }
+        /// When stored tokens can be used as they are.
+        public var freshness: TokenFreshness { TokenFreshness(leeway: leeway, assumedLifetime: assumedLifetime) }
     }
 
     private let store: any CredentialStore
@@ -73,7 +66,7 @@ public struct TokenSource: Sendable {
 
     /// Whether `credentials` can be used as they are.
     public func isUsable(_ credentials: OAuthCredentials) -> Bool {
-        !credentials.needsLogin && !credentials.isExpired(at: now(), leeway: options.leeway, assumedLifetime: options.assumedLifetime)
+        options.freshness.isUsable(credentials, at: now())
     }
 
     /// The stored credentials when they can be used as they are, without any request; `nil` when
@@ -121,7 +114,7 @@ public struct TokenSource: Sendable {
     private func load(_ account: String?) throws(OAuthError) -> OAuthCredentials {
         if let account {
             guard let credentials = try store.load(identifier: account) else {
-                throw .loginRequired("\(account) is no longer stored. Run `sfauth login` to sign in.")
+                throw .loginRequired(Problem("\(account) is no longer stored.", remedy: .signIn(account: nil, grant: nil)))
             }
             return credentials
         }
@@ -129,36 +122,30 @@ public struct TokenSource: Sendable {
         let stored = try store.identifiers()
         guard stored.isEmpty else {
             // Accounts exist, but none is the default: that is a choice to make, not a sign-in.
-            throw .configuration("no account is the default, and \(stored.count) account\(stored.count == 1 ? " is" : "s are") stored; choose one with `sfauth use NAME` (`sfauth accounts` lists them), or name it with --account NAME")
+            throw .configuration(Problem("no account is the default, and \(stored.count) account\(stored.count == 1 ? " is" : "s are") stored",
+                                         remedy: .chooseDefaultAccount))
         }
-        throw .loginRequired("Not signed in: no account is stored. Run `sfauth login` first.")
+        throw .loginRequired(Problem("Not signed in: no account is stored.", remedy: .signIn(account: nil, grant: nil)))
     }
 
     private func requireRefreshable(_ credentials: OAuthCredentials) throws(OAuthError) {
-        let again = "`\(Self.signInCommand(for: credentials))`"
         if credentials.needsLogin {
-            throw .loginRequired("The sign-in of \(credentials.displayLabel) is no longer valid (the server rejected its refresh token). Run \(again) to sign in again.")
+            throw .loginRequired(Problem("The sign-in of \(credentials.displayLabel) is no longer valid (the server rejected its refresh token).",
+                                         remedy: .signIn(credentials)))
         }
         guard canRenew(credentials) else {
             let state = isExpiredNow(credentials) ? "has expired" : "cannot be renewed"
             if credentials.obtainedBy == .clientCredentials {
-                throw .loginRequired("The access token of \(credentials.displayLabel) \(state), and renewing it needs the client secret. Set SFAUTH_CLIENT_SECRET to let it renew itself, or run \(again).")
+                throw .loginRequired(Problem("The access token of \(credentials.displayLabel) \(state), and renewing it needs the client secret.",
+                                             remedy: .provideClientSecret(account: credentials.selectableName)))
             }
-            throw .loginRequired("The access token of \(credentials.displayLabel) \(state) and there is no refresh token. Run \(again) to sign in again.")
+            throw .loginRequired(Problem("The access token of \(credentials.displayLabel) \(state) and there is no refresh token.",
+                                         remedy: .signIn(credentials)))
         }
     }
 
     private func isExpiredNow(_ credentials: OAuthCredentials) -> Bool {
         credentials.isExpired(at: now(), leeway: options.leeway, assumedLifetime: options.assumedLifetime)
-    }
-
-    /// The command that signs `credentials`' account in again, the way it was signed in
-    /// (`sfauth login --account NAME` replays the account's recipe).
-    public static func signInCommand(for credentials: OAuthCredentials) -> String {
-        let name = credentials.selectableName
-        let quoted = name.allSatisfy { $0.isLetter || $0.isNumber || "-_.@:/".contains($0) } ? name : "'\(name)'"
-        let secret = credentials.obtainedBy == .clientCredentials ? "SFAUTH_CLIENT_SECRET=… " : ""
-        return "\(secret)sfauth login --account \(quoted)"
     }
 
     /// One refresh grant (RFC 6749 §6), under the account's lock. The new credentials — with a rotated
@@ -177,7 +164,8 @@ public struct TokenSource: Sendable {
                 tokenEndpoint: credentials.server.tokenEndpoint,
                 client: ClientConfiguration(clientId: credentials.clientId, clientSecret: secret, scopes: credentials.scopes))
         } else {
-            throw .loginRequired("The access token of \(credentials.displayLabel) cannot be renewed: there is no refresh token. Run `\(Self.signInCommand(for: credentials))` to sign in again.")
+            throw .loginRequired(Problem("The access token of \(credentials.displayLabel) cannot be renewed: there is no refresh token.",
+                                         remedy: .signIn(credentials)))
         }
         let httpResponse = try await httpClient.sendForOAuth(request)
         // A server that rotates refresh tokens has retired the old one the moment it answers: the new
@@ -198,7 +186,7 @@ public struct TokenSource: Sendable {
             var rejected = credentials
             rejected.status = .loginRequired
             try store.update(rejected)
-            throw .loginRequired("The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)). Run `\(Self.signInCommand(for: credentials))` to sign in again.")
+            throw .loginRequired(Problem("The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)).", remedy: .signIn(credentials)))
         }
         let refreshed = current.refreshed(with: response, now: now())
         if let idToken = response.idToken, idToken != credentials.idToken {
@@ -235,7 +223,7 @@ public struct TokenSource: Sendable {
         do {
             signer = try await JWTAssertionSigner(privateKeyFile: renewal.keyFile, keyID: renewal.keyID)
         } catch {
-            throw .loginRequired("The access token of \(credentials.displayLabel) has expired and cannot be renewed: \(error). Run `\(signInCommand(for: credentials))` to sign in again.")
+            throw .loginRequired(Problem("The access token of \(credentials.displayLabel) has expired and cannot be renewed: \(error).", remedy: .signIn(credentials)))
         }
         return try await signer.tokenRequest(username: renewal.subject, audience: renewal.audience, tokenEndpoint: credentials.server.tokenEndpoint,
                                              client: ClientConfiguration(clientId: credentials.clientId), now: now)

@@ -49,7 +49,7 @@ struct ConfigurationLookup {
         if let inFile = [effectiveSource(first.1), effectiveSource(second.1)].first(where: { $0.fileLocation != nil }) {
             return ConfigurationResolver.problem(message, at: inFile)
         }
-        return .configuration(message)
+        return .configuration(Problem(message))
     }
 
     /// `issuer (flag --issuer)`, or for a value the preset gave, `preset 'salesforce-sandbox' (flag --sandbox)`.

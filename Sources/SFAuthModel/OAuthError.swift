@@ -48,11 +48,11 @@ public enum OAuthError: Error, Sendable, Equatable {
     /// `seconds` is the time waited; `hint` says what happened and what to do.
     case timedOut(seconds: Int, hint: String)
     /// The configuration cannot work (bad URL, insecure endpoint, port in use, …).
-    case configuration(String)
+    case configuration(Problem)
     /// There are no usable stored credentials; a browser login is needed.
-    case loginRequired(String)
+    case loginRequired(Problem)
     /// The credential store could not be read or written.
-    case storage(String)
+    case storage(Problem)
     /// The ID token in a token response failed validation (OIDC Core §3.1.3.7, §12.2): its signature,
     /// issuer, audience, times or nonce. The associated value says which check failed, in one line.
     case idTokenRejected(String)
@@ -66,6 +66,14 @@ public enum OAuthError: Error, Sendable, Equatable {
         case .cancelled, .timedOut: return .cancelledByUser
         case .configuration, .storage: return .fixConfiguration
         case .loginRequired: return .logInAgain
+        }
+    }
+
+    /// What helps, when one thing does: the tool showing the error says it in its own words.
+    public var remedy: Remedy? {
+        switch self {
+        case .configuration(let problem), .loginRequired(let problem), .storage(let problem): return problem.remedy
+        default: return nil
         }
     }
 
@@ -85,8 +93,15 @@ public enum OAuthError: Error, Sendable, Equatable {
 }
 
 extension OAuthError: CustomStringConvertible {
-    /// One line: what went wrong and, where we know, what to do.
-    public var description: String {
+    /// One line: what went wrong and, where we know, what to do — a remedy in words that name no tool.
+    public var description: String { description(advising: { $0.description }) }
+
+    /// What went wrong, without the remedy (`description` says both).
+    public var summary: String { description(advising: nil) }
+
+    /// One line: what went wrong and what helps, the remedy said by `advising` — a program's own words
+    /// for it (its commands, flags and variables). `nil` leaves the remedy out.
+    public func description(advising advice: ((Remedy) -> String)?) -> String {
         switch self {
         case .authorizationDenied(let error) where error.code == "access_denied":
             return "The sign-in was denied (\(error.summary)). Sign in again and approve access to continue."
@@ -105,20 +120,26 @@ extension OAuthError: CustomStringConvertible {
             return "The sign-in was cancelled."
         case .timedOut(let seconds, let hint):
             return "Timed out after \(seconds) s. \(hint)"
-        case .configuration(let message):
-            return "Configuration error: \(message)"
-        case .loginRequired(let message):
-            return message
-        case .storage(let message):
-            return "Credential store error: \(message)"
+        case .configuration(let problem):
+            return "Configuration error: \(Self.text(of: problem, advising: advice))"
+        case .loginRequired(let problem):
+            return Self.text(of: problem, advising: advice)
+        case .storage(let problem):
+            return "Credential store error: \(Self.text(of: problem, advising: advice))"
         case .idTokenRejected(let message):
             return "The ID token was refused: \(message). Try again; if it persists, check the issuer, the client id and this machine's clock."
         }
     }
 
+    /// The problem, and its remedy as a sentence of its own.
+    private static func text(of problem: Problem, advising advice: ((Remedy) -> String)?) -> String {
+        guard let remedy = problem.remedy, let advice else { return problem.text }
+        return (problem.text.hasSuffix(".") ? problem.text : problem.text + ".") + " " + advice(remedy)
+    }
+
     /// " " and what to do next, for refusals whose remedy is known (Salesforce's); else "".
     private static func nextStep(_ error: OAuthServerError) -> String {
-        Salesforce.nextStep(for: error).map { " " + $0 } ?? ""
+        error.salesforceNextStep.map { " " + $0 } ?? ""
     }
 
     /// `text` without its final period, so a sentence built around it ends with exactly one.

@@ -1,0 +1,123 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Everything a signed-in account needs later: tokens, where they came from, and who they belong to.
+///
+/// Stored as JSON by the credential stores; field names are the wire names of that file format.
+public struct OAuthCredentials: Sendable, Equatable, Codable {
+    /// The account's key in the store: `<server host>/<user id>` (see `AccountIdentifier`).
+    public var identifier: String
+    /// The server the tokens are for; refresh and revocation use its endpoints.
+    public var server: AuthorizationServer
+    /// The `client_id` the tokens were issued to.
+    public var clientId: String
+    /// The exact `redirect_uri` used at sign-in.
+    public var redirectURI: String
+    /// The `access_token`.
+    public var accessToken: String
+    /// The `token_type`, normally `Bearer`.
+    public var tokenType: String
+    /// The `refresh_token`, when the server issued one.
+    public var refreshToken: String?
+    /// When the access token expires, when known (`expires_in`); Salesforce does not say.
+    public var expiresAt: Date?
+    /// When the tokens were issued (Salesforce's `issued_at`, otherwise the time of the response).
+    public var issuedAt: Date
+    /// The scopes granted.
+    public var scopes: [String]
+    /// The `id_token`, when OpenID Connect was used.
+    public var idToken: String?
+    /// Salesforce `instance_url`: where API calls go.
+    public var instanceURL: String?
+    /// Salesforce identity URL (`id`).
+    public var identityURL: String?
+    /// The user's id at the server: Salesforce user id, or the ID token's `sub`.
+    public var userId: String?
+    /// Salesforce organization id.
+    public var organizationId: String?
+    /// A name for people: `preferred_username`, email, or the user id.
+    public var username: String?
+    /// The user's display name, when the server said (userinfo `name`, Salesforce `display_name`).
+    public var displayName: String?
+    /// The user's email address, when the server said.
+    public var email: String?
+    /// A short name the user chose for this account (`sfauth login --alias work`).
+    public var alias: String?
+    /// Whether the server has rejected these credentials (`invalid_grant` on refresh), so only a new
+    /// browser login helps. `nil` means usable. The account is kept, not deleted, so the user can see it.
+    public var status: AccountStatus?
+    /// Where the refresh token lives: `true` in a `SecretStore` (the keyring), `false` in this
+    /// record; `nil` for credentials not stored yet, whose store chooses the place.
+    public var refreshTokenInSecretStore: Bool?
+    /// For an account signed in with a JWT bearer assertion: how to sign the next one when the access
+    /// token expires (there is no refresh token).
+    public var jwtBearerRenewal: JWTBearerRenewal?
+    /// The grant that signed this account in (`nil` in records written before sfauth recorded it:
+    /// a browser sign-in).
+    public var obtainedBy: AuthType?
+    /// The issuer the server named in its authorization response (RFC 9207 `iss`) when sfauth was
+    /// not told which issuer to expect (a server given by its endpoints). Recorded at the first
+    /// sign-in; every later sign-in to this account must name the same one.
+    public var authorizationResponseIssuer: String?
+    /// How the account was signed in, to sign it in again the same way (`nil` in records written
+    /// before sfauth kept it: see `signInRecipe`).
+    public var recipe: SignInRecipe?
+
+    /// When the access token should be treated as expired: `expiresAt` when the server said
+    /// (`expires_in`), otherwise `issuedAt + assumedLifetime`. Salesforce never says; its sessions
+    /// last the org's session timeout (2 hours by default) counted from the last use, so
+    /// `issuedAt + timeout` is a lower bound of the real expiry.
+    public func expiry(assumedLifetime: TimeInterval) -> Date {
+        expiresAt ?? issuedAt.addingTimeInterval(assumedLifetime)
+    }
+
+    /// Whether the access token expires within `leeway` seconds of `now` (see `expiry(assumedLifetime:)`).
+    ///
+    /// The leeway never exceeds half the token's own lifetime: a token that lives 5 s (or 60 s)
+    /// with the default 60 s leeway would otherwise count as expired the moment it arrives, and
+    /// every use would refresh it — retiring the token the last caller was just handed.
+    public func isExpired(at now: Date, leeway: TimeInterval = 60, assumedLifetime: TimeInterval = .infinity) -> Bool {
+        let expiry = expiry(assumedLifetime: assumedLifetime)
+        let lifetime = expiry.timeIntervalSince(issuedAt)
+        let fairLeeway = lifetime > 0 ? min(leeway, lifetime / 2) : leeway
+        return expiry.timeIntervalSince(now) <= fairLeeway
+    }
+
+    /// Whether there is a refresh token, in this record or in the secret store (without asking it).
+    public var hasRefreshToken: Bool { refreshToken != nil || refreshTokenInSecretStore == true }
+
+    /// Whether a new access token can be had without a person: a refresh token, or a JWT bearer
+    /// account's key to sign a new assertion with.
+    public var isRenewable: Bool { hasRefreshToken || jwtBearerRenewal != nil }
+
+    /// Whether only a new browser login can help (the server rejected the refresh token).
+    public var needsLogin: Bool { status == .loginRequired }
+
+    /// The name a person types to pick this account: its alias, else its identifier.
+    public var selectableName: String { alias ?? identifier }
+
+    /// A name for messages: the alias, else the username, else the identifier.
+    public var displayLabel: String { alias ?? username ?? identifier }
+
+    /// Credentials with the required fields; the others start empty (`nil`, or no scopes).
+    public init(identifier: String, server: AuthorizationServer, clientId: String, redirectURI: String,
+                accessToken: String, tokenType: String, issuedAt: Date) {
+        self.identifier = identifier
+        self.server = server
+        self.clientId = clientId
+        self.redirectURI = redirectURI
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.issuedAt = issuedAt
+        self.scopes = []
+    }
+}
+
+/// Whether stored credentials can still be used.
+public enum AccountStatus: String, Sendable, Codable {
+    /// The server rejected the refresh token; a new browser login is needed.
+    case loginRequired = "login_required"
+}

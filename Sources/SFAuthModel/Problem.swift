@@ -1,0 +1,82 @@
+/// What went wrong, in words that name no tool, and what helps, as a value — so that each program
+/// showing the error says the remedy in its own words: `sfauth` names its commands, flags and
+/// variables (`Run sfauth login --account work.`), a tool embedding SFAuth names its own.
+///
+/// Written like a string where no remedy applies: `.storage("\(path) cannot be read")`.
+public struct Problem: Sendable, Equatable, ExpressibleByStringInterpolation, CustomStringConvertible {
+    /// What happened (and any advice that names no tool), without a final period.
+    public var text: String
+    /// What helps, when one thing does.
+    public var remedy: Remedy?
+
+    /// A problem and what helps.
+    public init(_ text: String, remedy: Remedy? = nil) {
+        self.text = text
+        self.remedy = remedy
+    }
+
+    /// A problem without a remedy.
+    public init(stringLiteral value: String) {
+        self.init(value)
+    }
+
+    /// A problem without a remedy, from an interpolated string.
+    public init(stringInterpolation: DefaultStringInterpolation) {
+        self.init(String(stringInterpolation: stringInterpolation))
+    }
+
+    /// The text.
+    public var description: String { text }
+}
+
+/// What helps after an error. `description` says it in words that name no tool; a program says it
+/// in its own (see `OAuthError.description(advising:)`).
+public enum Remedy: Sendable, Equatable, CustomStringConvertible {
+    /// Sign in again — to the account named (the name a person selects it by, and the grant it was
+    /// signed in with), or to any account when `account` is `nil`.
+    case signIn(account: String?, grant: AuthType?)
+    /// Give the client secret (it is never stored), so that the token of the account named renews
+    /// itself (or sign that account in again).
+    case provideClientSecret(account: String?)
+    /// Choose which stored account is the default, or name one.
+    case chooseDefaultAccount
+    /// Keep refresh tokens in the keyring again: the account's refresh token is there.
+    case allowKeyringStorage
+    /// Keep refresh tokens in a file: the keyring cannot be used.
+    case useFileStorage
+    /// Remove the damaged record of the account with this identifier, then sign in again.
+    case removeDamagedAccount(identifier: String)
+    /// Keep the credentials in another directory.
+    case useAnotherCredentialsDirectory
+    /// Use a fixed callback port (and register it with the server when it wants exact redirects).
+    case chooseCallbackPort
+    /// Name the command that opens the browser, or open the URL by hand.
+    case chooseBrowserCommand
+    /// Give the server's device authorization endpoint.
+    case giveDeviceAuthorizationEndpoint
+    /// Allow the token to be sent to this host (not one of the account's own), if it is trusted.
+    case allowHost(String)
+
+    /// Signing `credentials`' account in again, the way it was signed in.
+    public static func signIn(_ credentials: OAuthCredentials) -> Remedy {
+        .signIn(account: credentials.selectableName, grant: credentials.obtainedBy)
+    }
+
+    /// The remedy in words that name no tool.
+    public var description: String {
+        switch self {
+        case .signIn(let account?, _): return "Sign in to \(account) again."
+        case .signIn(nil, _): return "Sign in first."
+        case .provideClientSecret: return "Provide the client secret so that the token can renew itself."
+        case .chooseDefaultAccount: return "Choose the default account, or name one."
+        case .allowKeyringStorage: return "Allow the keyring for storage again."
+        case .useFileStorage: return "Unlock or start the keyring, or store refresh tokens in a file."
+        case .removeDamagedAccount(let identifier): return "Remove the damaged record of \(identifier), then sign in again."
+        case .useAnotherCredentialsDirectory: return "Or keep the credentials in another directory."
+        case .chooseCallbackPort: return "Choose a fixed callback port (and register it with the server)."
+        case .chooseBrowserCommand: return "Name the command that opens your browser, or open the URL yourself."
+        case .giveDeviceAuthorizationEndpoint: return "Give the server's device authorization endpoint."
+        case .allowHost(let host): return "Allow the host \(host) explicitly if you trust it."
+        }
+    }
+}

@@ -1,0 +1,39 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// When a stored access token can be handed out as it is, without asking the server: the one rule
+/// behind `TokenSource`, `sfauth token` and its fast front end.
+public struct TokenFreshness: Sendable, Equatable {
+    /// The default leeway: tokens are refreshed 60 s before they expire.
+    public static let defaultLeeway: TimeInterval = 60
+    /// The default lifetime of tokens whose server does not say (Salesforce sends no `expires_in`;
+    /// its default session timeout is 2 hours).
+    public static let defaultAssumedLifetime: TimeInterval = 7200
+
+    /// Refresh this many seconds before the expiry (at most half the token's lifetime: see
+    /// `OAuthCredentials.isExpired(at:leeway:assumedLifetime:)`).
+    public var leeway: TimeInterval
+    /// How long an access token is assumed to live when the server did not say.
+    public var assumedLifetime: TimeInterval
+
+    /// Creates the rule.
+    public init(leeway: TimeInterval = defaultLeeway, assumedLifetime: TimeInterval = defaultAssumedLifetime) {
+        self.leeway = leeway
+        self.assumedLifetime = assumedLifetime
+    }
+
+    /// The defaults, with the tool's `<PREFIX>_TOKEN_LEEWAY` and `<PREFIX>_ASSUMED_TOKEN_LIFETIME` applied.
+    public init(settings: EnvironmentSettings) throws(OAuthError) {
+        self.init(leeway: try settings.tokenLeeway() ?? Self.defaultLeeway,
+                  assumedLifetime: try settings.assumedTokenLifetime() ?? Self.defaultAssumedLifetime)
+    }
+
+    /// Whether `credentials` can be used as they are at `now`: the server has not rejected them and
+    /// the access token does not expire within the leeway.
+    public func isUsable(_ credentials: OAuthCredentials, at now: Date) -> Bool {
+        !credentials.needsLogin && !credentials.isExpired(at: now, leeway: leeway, assumedLifetime: assumedLifetime)
+    }
+}

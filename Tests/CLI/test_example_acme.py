@@ -1,0 +1,73 @@
+"""Examples/acme: a tool of its own that embeds SFAuth, signing in through the real browser path
+(xdg-open, $BROWSER = the headless test browser) against the test server — and being `acme`
+everywhere: its directory, its keyring items, its messages, its browser page.
+
+`scripts/test` builds it and exports ACME_BINARY.
+"""
+import json
+import os
+import subprocess
+
+import pytest
+
+from test_login import OK
+
+LOGIN_REQUIRED = 3
+
+
+@pytest.fixture
+def acme(sfauth, server, tmp_path):
+    binary = os.environ.get("ACME_BINARY")
+    if not binary or not os.access(binary, os.X_OK):
+        pytest.fail(f"ACME_BINARY ({binary!r}) is not an executable: run these tests through scripts/test")
+    data = tmp_path / "data"
+    # One machine, one XDG data directory and one keyring for both tools; no SFAUTH_* settings.
+    env = {k: v for k, v in sfauth.env.items() if not k.startswith("SFAUTH_") or k.startswith("SFAUTH_TEST_")}
+    env.update(XDG_DATA_HOME=str(data), XDG_CACHE_HOME=str(tmp_path / "cache"),
+               ACME_ISSUER=server["SFAUTH_TEST_ISSUER"], ACME_CLIENT_ID=server["SFAUTH_TEST_CLIENT_ID"])
+
+    def run(*args, program=binary):
+        return subprocess.run([program, *args], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=120)
+    run.data = data
+    run.env = env
+    return run
+
+
+def test_acme_signs_in_through_the_browser_under_its_own_name(acme, sfauth, server):
+    login = acme("login")
+    assert login.returncode == OK, login.stderr
+    assert login.stdout.startswith("Welcome, ") and "acme: opening your browser" in login.stderr
+    assert "sfauth" not in (login.stdout + login.stderr).lower()
+    report = sfauth.browser_report()
+    assert report["ok"] is True, report
+    assert "Acme CLI" in (report["page_text"] or "") + (report["title"] or ""), report
+    assert "sfauth" not in (report["page_text"] or "").lower()
+
+    # Its own directory; its refresh token in the keyring (its own schema), not in the file.
+    [account] = list((acme.data / "acme" / "accounts").iterdir())
+    record = json.loads(account.read_text())
+    assert record["refreshTokenInSecretStore"] is True and "refreshToken" not in record
+    assert not (acme.data / "sfauth").exists()
+    # sfauth on the same machine sees none of it.
+    theirs = subprocess.run([sfauth.binary, "accounts", "--json"], env=acme.env, capture_output=True, text=True, timeout=60)
+    assert theirs.returncode == OK and json.loads(theirs.stdout) == [], theirs
+
+    whoami = acme("whoami")
+    assert whoami.returncode == OK and whoami.stdout.strip().startswith(record["username"]), whoami
+    api = acme("get", server["SFAUTH_TEST_RESOURCE_URL"])
+    assert api.returncode == OK, api.stderr
+    assert record["username"] in api.stdout
+
+    # Expired: the same path as `sfauth token` renews it (one refresh, the keyring's refresh token).
+    record["expiresAt"] = 0
+    account.write_text(json.dumps(record))
+    renewed = acme("whoami")
+    assert renewed.returncode == OK and "acme: renewing your session" in renewed.stderr, renewed
+    assert json.loads(account.read_text())["accessToken"] != record["accessToken"]
+
+    # Errors come in acme's words.
+    assert acme("logout").returncode == OK
+    gone = acme("whoami")
+    assert gone.returncode == LOGIN_REQUIRED, gone
+    assert gone.stderr.strip() == "acme: nobody is signed in. Run `acme login`.", gone.stderr
