@@ -1,9 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Linux only (glibc): the adapters use Glibc, /proc, libsecret over D-Bus and xdg-open, and the front
+// end is a static glibc executable. No other platform is declared because none builds.
 let package = Package(
     name: "sfauth",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "SFAuth", targets: ["SFAuth"]),
         .executable(name: "sfauth", targets: ["sfauth"]),

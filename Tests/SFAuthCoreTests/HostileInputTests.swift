@@ -211,8 +211,8 @@ import Testing
         let approval = OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_app_access",
                                                                         description: "user is not admin approved to access this app"))
         #expect(approval.description.contains("Permitted Users"))
-        #expect(OAuthError.authorizationDenied(OAuthServerError(code: "redirect_uri_mismatch")).description.contains("--callback-path"))
-        #expect(OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_client_id")).description.contains("check --client-id"))
+        #expect(OAuthError.authorizationDenied(OAuthServerError(code: "redirect_uri_mismatch")).description.contains("port and callback path that are registered"))
+        #expect(OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_client_id")).description.contains("check the client id"))
         #expect(OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_grant")).description
                 == "The token endpoint refused the request: invalid_grant.")
     }

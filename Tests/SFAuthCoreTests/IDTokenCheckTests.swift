@@ -76,7 +76,7 @@ import Testing
         (["alg": "none"], "the ID token is not signed (its algorithm is 'none')"),
         (["alg": "None"], "the ID token is not signed (its algorithm is 'none')"),
         (["typ": "JWT"], "the ID token's header names no signature algorithm ('alg')"),
-        (["alg": "RS256", "crit": ["exp"]], "the ID token's header lists critical extensions ('crit') that sfauth does not implement"),
+        (["alg": "RS256", "crit": ["exp"]], "the ID token's header lists critical extensions ('crit'), which are not implemented"),
     ] as [([String: JSONValue], String)])
     func unusableHeadersAreRejected(header: [String: JSONValue], message: String) {
         #expect(throws: OAuthError.idTokenRejected(message)) { try IDTokenHeader(token: Self.token(Self.claims(), header: header)) }

@@ -56,7 +56,7 @@ struct BrowserLauncherTests {
         for command in [["/nonexistent/sfauth-browser"], ["sfauth-no-such-browser", "--flag"]] {
             let launcher = SystemBrowserLauncher(command: command, environment: sandbox.environment())
             let error = try #require(throws: BrowserLaunchError.self) { try launcher.open(Self.url) }
-            #expect(error.message == "the browser command '\(command[0])' was not found; check --browser-command or open the URL yourself")
+            #expect(error.message == "the browser command '\(command[0])' was not found; check it, or open the URL yourself")
         }
         let empty = SystemBrowserLauncher(command: [], environment: sandbox.environment())
         #expect(throws: BrowserLaunchError(message: "the browser command is empty")) { try empty.open(Self.url) }
@@ -67,7 +67,7 @@ struct BrowserLauncherTests {
         let sandbox = try BrowserTestSandbox()
         let launcher = SystemBrowserLauncher(environment: ["PATH": sandbox.path("empty-bin"), "HOME": sandbox.directory])
         #expect(throws: BrowserLaunchError(message:
-            "xdg-open is not installed (Debian package xdg-utils); use --browser-command or open the URL yourself")) {
+            "xdg-open is not installed (Debian package xdg-utils); name another browser command, or open the URL yourself")) {
             try launcher.open(Self.url)
         }
     }

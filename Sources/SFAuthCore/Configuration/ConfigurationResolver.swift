@@ -210,7 +210,7 @@ public struct ConfigurationResolver: Sendable {
 
         let parameters = authorizationParameters()
         for parameter in parameters where AuthorizationParameter.reservedNames.contains(parameter.value.name) {
-            throw Self.problem("the authorization parameter '\(parameter.value.name)' is set by the sign-in itself and cannot be given",
+            throw Self.problem("the authorization parameter '\(parameter.value.name)' is set by sfauth itself and cannot be given",
                                at: parameter.source)
         }
         let configuration = ClientConfiguration(
