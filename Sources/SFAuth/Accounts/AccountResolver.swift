@@ -18,14 +18,11 @@ public struct AccountResolver: Sendable {
     public func identifier(for name: String) throws(OAuthError) -> String {
         let identifiers = try store.identifiers()
         if identifiers.contains(name) { return name }
-        var matches = [String]()
-        var names = [(identifier: String, label: String, all: [String])]()
-        for identifier in identifiers {
-            // A damaged file matches by its identifier only (above); it must not hide the others.
-            guard let credentials = try? store.load(identifier: identifier) else { continue }
-            let all = [credentials.alias, credentials.username, credentials.email].compactMap { $0 } + [identifier]
-            if all.dropLast().contains(name) { matches.append(identifier) }
-            names.append((identifier, credentials.alias ?? credentials.username ?? identifier, all))
+        // A damaged file matches by its identifier only (above); it must not hide the others.
+        let accounts = identifiers.map { ($0, try? store.load(identifier: $0)) }
+        let matches = AccountNames.identifiers(matching: name, in: accounts)
+        let names = accounts.compactMap { identifier, credentials in
+            credentials.map { (identifier: identifier, label: $0.alias ?? $0.username ?? identifier, all: AccountNames.names(of: $0) + [identifier]) }
         }
         switch matches.count {
         case 1: return matches[0]
