@@ -30,6 +30,9 @@ public struct FileCredentialStore: CredentialStore {
     /// Whether credentials that have no place yet (a new sign-in) put their refresh token in the
     /// secret store. An account keeps its place on later saves (a refresh), whatever this says.
     public let placesNewRefreshTokensInSecretStore: Bool
+    /// What `lock(account:)` measures its wait for another holder on (up to 60 s, in short pauses).
+    /// Default: `SystemClock()`.
+    public let clock: any AuthClock
 
     /// The `kind` under which refresh tokens are kept in the secret store.
     static let refreshTokenKind = "refresh_token"
@@ -40,17 +43,20 @@ public struct FileCredentialStore: CredentialStore {
     ///   - secretStore: where refresh tokens of accounts that use it are kept (the keyring).
     ///   - placesNewRefreshTokensInSecretStore: whether a new sign-in's refresh token goes there.
     ///     Default: `true` when a secret store is given.
-    public init(directory: String, secretStore: (any SecretStore)? = nil, placesNewRefreshTokensInSecretStore: Bool? = nil) {
+    ///   - clock: what the wait for an account's lock is measured on. Default: `SystemClock()`.
+    public init(directory: String, secretStore: (any SecretStore)? = nil, placesNewRefreshTokensInSecretStore: Bool? = nil,
+                clock: any AuthClock = SystemClock()) {
         self.directory = directory
         self.secretStore = secretStore
         self.placesNewRefreshTokensInSecretStore = placesNewRefreshTokensInSecretStore ?? (secretStore != nil)
+        self.clock = clock
     }
 
     /// Uses the directory `StoreLocation` picks for `environment`.
     public init(environment: [String: String], secretStore: (any SecretStore)? = nil,
-                placesNewRefreshTokensInSecretStore: Bool? = nil) throws(OAuthError) {
+                placesNewRefreshTokensInSecretStore: Bool? = nil, clock: any AuthClock = SystemClock()) throws(OAuthError) {
         self.init(directory: try StoreLocation.credentialsDirectory(environment: environment), secretStore: secretStore,
-                  placesNewRefreshTokensInSecretStore: placesNewRefreshTokensInSecretStore)
+                  placesNewRefreshTokensInSecretStore: placesNewRefreshTokensInSecretStore, clock: clock)
     }
 
     var accountsDirectory: String { directory + "/accounts" }
@@ -176,7 +182,7 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     public func lock(account identifier: String) async throws(OAuthError) -> AccountLock {
-        try await AccountLock.acquire(path: try lockPath(for: identifier))
+        try await AccountLock.acquire(path: try lockPath(for: identifier), clock: clock)
     }
 
     public func refreshToken(of credentials: OAuthCredentials) throws(OAuthError) -> String? {
