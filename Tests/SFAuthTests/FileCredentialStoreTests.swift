@@ -107,8 +107,25 @@ import Testing
     @Test func validTokenIsReusedWithoutAnyRequest() async throws {
         let store = FileCredentialStore(directory: directory)
         try store.save(credentials(user: "alice", expiresAt: Date(timeIntervalSince1970: 1000)))
-        let source = TokenSource(store: store, httpClient: RefusingHTTPClient(), now: { Date(timeIntervalSince1970: 900) })
+        let source = TokenSource(store: store, httpClient: FakeHTTPClient.refusingEveryRequest(), now: { Date(timeIntervalSince1970: 900) })
         #expect(try await source.credentials().accessToken == "at")
+    }
+
+    @Test func aLockHeldElsewhereIsWaitedForSixtySecondsOnTheStoresClock() async throws {
+        let holder = try await FileCredentialStore(directory: directory).lock(account: "idp.example/alice")
+        defer { withExtendedLifetime(holder) {} }
+        let clock = TestClock()
+        let waiter = FileCredentialStore(directory: directory, clock: clock)
+        let error = await #expect(throws: OAuthError.self) { try await waiter.lock(account: "idp.example/alice") }
+        #expect(error?.description.contains("has held \(try waiter.lockPath(for: "idp.example/alice")) for more than 60") == true,
+                "\(String(describing: error))")
+        // Short pauses (at most 20 ms) until the deadline, then no more.
+        #expect(clock.monotonicNow() >= .seconds(60) && clock.monotonicNow() < .seconds(60) + .milliseconds(20))
+        #expect(clock.sleeps.allSatisfy { $0 <= .milliseconds(20) })
+        // Another account's lock is not held: no wait at all.
+        let other = try await waiter.lock(account: "idp.example/bob")
+        withExtendedLifetime(other) {}
+        #expect(clock.monotonicNow() < .seconds(60) + .milliseconds(20))
     }
 
     @Test func concurrentWritersLoseNothingAndLeaveValidFiles() async throws {
@@ -172,13 +189,5 @@ import Testing
         #expect(try EnvironmentSettings(prefix: "ACME", environment: ["XDG_DATA_HOME": "/d", "SFAUTH_HOME": "/x"])
             .credentialsDirectory(app: acme) == "/d/acme")
         #expect(try StoreLocation.credentialsDirectory(app: acme, environment: ["HOME": "/h"]) == "/h/.local/share/acme")
-    }
-}
-
-/// An HTTP client that fails the test if it is ever used.
-struct RefusingHTTPClient: HTTPClient {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        Issue.record("unexpected HTTP request to \(request.url)")
-        throw HTTPTransportError(kind: .other, message: "no requests expected")
     }
 }

@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import JWTKit
 import SFAuth
-import Synchronization
 import Testing
 
 /// `OAuthCoordinator.authenticate(using:)` with a scripted token endpoint: the delegate's callbacks,
@@ -12,20 +11,29 @@ import Testing
                                      issuer: "https://idp.example", deviceAuthorizationEndpoint: "https://idp.example/device_authorization")
     let store = FileCredentialStore(directory: FileManager.default.temporaryDirectory.path + "/sfauth-grants-" + UUID().uuidString)
 
-    func coordinator(_ endpoint: SequenceEndpoint, client: ClientConfiguration = ClientConfiguration(clientId: "cli"),
-                     delegate: Recorder, timeout: Duration = .seconds(30)) -> OAuthCoordinator {
+    func coordinator(_ endpoint: FakeHTTPClient, client: ClientConfiguration = ClientConfiguration(clientId: "cli"),
+                     delegate: Recorder, timeout: Duration = .seconds(30), clock: TestClock = TestClock()) -> OAuthCoordinator {
         OAuthCoordinator(configuration: .init(server: server, client: client, timeout: timeout, browserLauncher: nil, fetchIdentity: false),
-                         delegate: delegate, httpClient: endpoint, store: store)
+                         delegate: delegate, httpClient: endpoint, store: store, clock: clock)
     }
 
+    /// A device authorization endpoint answering with these codes, and a token endpoint answering
+    /// `polls` in order, then `pending` for ever.
+    func deviceEndpoints(expiresIn: Int = 600, interval: Int = 1, userCode: String = "ABCD-EFGH",
+                         polls: [FakeHTTPClient.Reply] = []) -> FakeHTTPClient {
+        FakeHTTPClient()
+            .on(.url("https://idp.example/device_authorization"), reply: .json(200, #"{"device_code":"dc-1","user_code":"\#(userCode)","verification_uri":"https://idp.example/device","expires_in":\#(expiresIn),"interval":\#(interval)}"#))
+            .on(.url("https://idp.example/token"), replies: polls, then: Self.pending)
+    }
+
+    static let pending = FakeHTTPClient.Reply.json(400, #"{"error":"authorization_pending"}"#)
+    static let deviceTokens = FakeHTTPClient.Reply.json(200, #"{"access_token":"device-at","refresh_token":"device-rt","expires_in":3600}"#)
+
     @Test func deviceGrantPollsUntilApprovedAndStores() async throws {
-        let endpoint = SequenceEndpoint([
-            (200, #"{"device_code":"dc-1","user_code":"ABCD-EFGH","verification_uri":"https://idp.example/device","expires_in":600,"interval":1}"#),
-            (400, #"{"error":"authorization_pending"}"#),
-            (200, #"{"access_token":"device-at","refresh_token":"device-rt","expires_in":3600}"#),
-        ])
+        let endpoint = deviceEndpoints(polls: [Self.pending, Self.deviceTokens])
         let delegate = Recorder(store: store)
-        let credentials = try await coordinator(endpoint, delegate: delegate).authenticate(using: .deviceCode)
+        let clock = TestClock()
+        let credentials = try await coordinator(endpoint, delegate: delegate, clock: clock).authenticate(using: .deviceCode)
 
         #expect(credentials.accessToken == "device-at")
         #expect(credentials.obtainedBy == .deviceCode)
@@ -34,21 +42,60 @@ import Testing
         #expect(endpoint.requests.map(\.url) == ["https://idp.example/device_authorization", "https://idp.example/token", "https://idp.example/token"])
         #expect(endpoint.requests[1].bodyText.contains("device_code=dc-1"))
         #expect(try store.loadDefault()?.accessToken == "device-at")
+        // §3.5: the interval before each poll, the first one included; in slices short enough to cancel.
+        #expect(clock.monotonicNow() == .seconds(2))
+        #expect(clock.sleeps.allSatisfy { $0 <= .milliseconds(200) })
+    }
+
+    @Test func slowDownAddsFiveSecondsToEveryLaterWait() async throws {
+        let endpoint = deviceEndpoints(polls: [Self.pending, .json(400, #"{"error":"slow_down"}"#), Self.pending, Self.deviceTokens])
+        let clock = TestClock()
+        let credentials = try await coordinator(endpoint, delegate: Recorder(store: store), clock: clock).authenticate(using: .deviceCode)
+        #expect(credentials.accessToken == "device-at")
+        // Polls at 1 s, 2 s (slow_down: the interval becomes 6 s), 8 s and 14 s.
+        #expect(clock.monotonicNow() == .seconds(14))
+        #expect(endpoint.count == 5)
+    }
+
+    @Test func theDeviceCodeExpiringEndsThePolling() async throws {
+        let endpoint = deviceEndpoints(expiresIn: 5, userCode: "WXYZ")
+        let clock = TestClock()
+        let delegate = Recorder(store: store)
+        let error = await #expect(throws: OAuthError.self) {
+            try await coordinator(endpoint, delegate: delegate, clock: clock).authenticate(using: .deviceCode)
+        }
+        guard case .timedOut(let seconds, let hint)? = error else { Issue.record("not a timeout: \(String(describing: error))"); return }
+        #expect(seconds == 5)
+        #expect(hint.contains("WXYZ"))
+        // Polls at 1, 2, 3 and 4 s; at 5 s the code is gone, and nobody asks again.
+        #expect(endpoint.count == 5)
+        #expect(clock.monotonicNow() == .seconds(5))
+        #expect(try store.identifiers().isEmpty)
+    }
+
+    @Test func theConfiguredTimeoutEndsThePollingBeforeTheCodeExpires() async throws {
+        let endpoint = deviceEndpoints(expiresIn: 600)
+        let clock = TestClock()
+        let error = await #expect(throws: OAuthError.self) {
+            try await coordinator(endpoint, delegate: Recorder(store: store), timeout: .seconds(3), clock: clock).authenticate(using: .deviceCode)
+        }
+        guard case .timedOut(let seconds, _)? = error else { Issue.record("not a timeout: \(String(describing: error))"); return }
+        #expect(seconds == 3)
+        #expect(endpoint.count == 3)  // the device authorization, then polls at 1 and 2 s
+        #expect(clock.monotonicNow() == .seconds(3))
     }
 
     @Test func cancellingTheDeviceGrantStopsPollingAndStoresNothing() async throws {
-        let endpoint = SequenceEndpoint([
-            (200, #"{"device_code":"dc","user_code":"WXYZ","verification_uri":"https://idp.example/device","expires_in":600,"interval":1}"#),
-        ], thenRepeat: (400, #"{"error":"authorization_pending"}"#))
+        let endpoint = deviceEndpoints(userCode: "WXYZ")
         let delegate = Recorder(store: store)
-        let coordinator = coordinator(endpoint, delegate: delegate)
-        let flow = Task { try await coordinator.authenticate(using: .deviceCode) }
-        try await Task.sleep(for: .milliseconds(1500))
-        let cancelledAt = ContinuousClock.now
-        coordinator.cancel()
-        await #expect(throws: OAuthError.cancelled) { try await flow.value }
-        // Loose bound: our cancel ended it, not the code's ten-minute lifetime.
-        #expect(ContinuousClock.now - cancelledAt < .seconds(5))
+        let clock = TestClock()
+        let coordinator = coordinator(endpoint, delegate: delegate, clock: clock)
+        // cancel() from elsewhere while the flow waits for its second poll.
+        clock.onSleep { _ in if endpoint.count == 2 { coordinator.cancel() } }
+        await #expect(throws: OAuthError.cancelled) { try await coordinator.authenticate(using: .deviceCode) }
+        // Our cancel ended it within one slice of the wait, not the next poll or the code's ten-minute lifetime.
+        #expect(clock.monotonicNow() == .milliseconds(1200))
+        #expect(endpoint.count == 2)
         #expect(delegate.events.last == "didFail(The sign-in was cancelled.)")
         #expect(try store.identifiers().isEmpty)
     }
@@ -57,7 +104,7 @@ import Testing
         var plain = server
         plain.deviceAuthorizationEndpoint = nil
         let coordinator = OAuthCoordinator(configuration: .init(server: plain, client: ClientConfiguration(clientId: "cli"), browserLauncher: nil),
-                                           delegate: nil, httpClient: SequenceEndpoint([]), store: store)
+                                           delegate: nil, httpClient: FakeHTTPClient(), store: store)
         await #expect {
             try await coordinator.authenticate(using: .deviceCode)
         } throws: { error in
@@ -68,11 +115,11 @@ import Testing
     @Test func clientCredentialsNeedASecretAndMakeAServiceAccount() async throws {
         let delegate = Recorder(store: store)
         await #expect {
-            try await coordinator(SequenceEndpoint([]), delegate: delegate).authenticate(using: .clientCredentials)
+            try await coordinator(FakeHTTPClient(), delegate: delegate).authenticate(using: .clientCredentials)
         } throws: { error in
             "\(error)".contains("needs the client's secret")
         }
-        let endpoint = SequenceEndpoint([(200, #"{"access_token":"svc-at","expires_in":300}"#)])
+        let endpoint = FakeHTTPClient(replies: [.json(200, #"{"access_token":"svc-at","expires_in":300}"#)])
         let credentials = try await coordinator(endpoint, client: ClientConfiguration(clientId: "svc", clientSecret: "x"), delegate: delegate)
             .authenticate(using: .clientCredentials)
         #expect(credentials.identifier == "idp.example/client:svc")
@@ -82,10 +129,10 @@ import Testing
 
     @Test func passwordGrantFailureKeepsWhatWasStored() async throws {
         let delegate = Recorder(store: store)
-        _ = try await coordinator(SequenceEndpoint([(200, #"{"access_token":"first","refresh_token":"rt"}"#)]), delegate: delegate)
+        _ = try await coordinator(FakeHTTPClient(replies: [.json(200, #"{"access_token":"first","refresh_token":"rt"}"#)]), delegate: delegate)
             .authenticate(using: .password(username: "alice", password: "right"))
         let before = try store.loadDefault()
-        let rejected = SequenceEndpoint([(400, #"{"error":"invalid_grant","error_description":"Invalid credentials given."}"#)])
+        let rejected = FakeHTTPClient(replies: [.json(400, #"{"error":"invalid_grant","error_description":"Invalid credentials given."}"#)])
         await #expect(throws: OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_grant", description: "Invalid credentials given.", httpStatus: 400))) {
             try await coordinator(rejected, delegate: delegate).authenticate(using: .password(username: "alice", password: "wrong"))
         }
@@ -110,9 +157,10 @@ import Testing
         let signer = try await JWTAssertionSigner(privateKeyPEM: pem, source: "test key")
         #expect(signer.algorithm == (kind == "rsa" ? "RS256" : "ES256"))
 
-        let endpoint = SequenceEndpoint([(200, #"{"access_token":"jwt-at"}"#)])
+        let endpoint = FakeHTTPClient(replies: [.json(200, #"{"access_token":"jwt-at"}"#)])
         let delegate = Recorder(store: store)
-        let credentials = try await coordinator(endpoint, delegate: delegate)
+        // jwt-kit checks the assertion's expiry against the real time of day.
+        let credentials = try await coordinator(endpoint, delegate: delegate, clock: TestClock(now: Date()))
             .authenticate(using: .jwtBearer(username: "ci@acme.test", signer: signer))
         #expect(credentials.identifier == "idp.example/user:ci@acme.test")
         #expect(delegate.authTypes.allSatisfy { $0 == .jwtBearer })
@@ -151,25 +199,4 @@ import Testing
 
     /// A 2048-bit RSA test key (generated for these tests; it protects nothing).
     static let rsaPrivateKeyPEM = try! String(contentsOfFile: #filePath.replacingOccurrences(of: "GrantCoordinatorTests.swift", with: "Fixtures/jwt-test-rsa.pem"), encoding: .utf8)
-}
-
-/// Answers requests with a fixed sequence of JSON responses, then repeats the last one given.
-final class SequenceEndpoint: HTTPClient, @unchecked Sendable {
-    private let replies: Mutex<[(Int, String)]>
-    private let repeated: (Int, String)?
-    private let recorded = Mutex<[HTTPRequest]>([])
-
-    init(_ replies: [(Int, String)], thenRepeat repeated: (Int, String)? = nil) {
-        self.replies = Mutex(replies)
-        self.repeated = repeated
-    }
-
-    var requests: [HTTPRequest] { recorded.withLock { $0 } }
-
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        recorded.withLock { $0.append(request) }
-        let reply = replies.withLock { $0.isEmpty ? nil : $0.removeFirst() } ?? repeated
-        guard let (status, body) = reply else { throw HTTPTransportError(kind: .connect, message: "no more scripted replies") }
-        return HTTPResponse(status: status, headers: ["content-type": "application/json"], body: Array(body.utf8))
-    }
 }

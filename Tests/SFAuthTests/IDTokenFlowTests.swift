@@ -36,7 +36,7 @@ import Testing
         let key = try TestKey.rsa(kid: "rsa-1")
         let token = try await key.sign(TestClaims())
         let browser = RedirectingBrowser()
-        let (error, delegate) = await signIn(server: server, endpoint: ScriptedTokenEndpoint(.success(tokenResponse(#","id_token":"\#(token)""#))),
+        let (error, delegate) = await signIn(server: server, endpoint: FakeHTTPClient(always: .response(tokenResponse(#","id_token":"\#(token)""#))),
                                              browser: browser)
 
         #expect(error == .idTokenRejected("the ID token's nonce does not match this login's"))
@@ -49,7 +49,7 @@ import Testing
     @Test func anOpenIDServerWithKeysMustSendAnIDToken() async throws {
         var server = server
         server.jwksURI = "https://idp.example/jwks"
-        let endpoint = ScriptedTokenEndpoint(.success(tokenResponse("")))
+        let endpoint = FakeHTTPClient(always: .response(tokenResponse("")))
         let (error, _) = await signIn(server: server, endpoint: endpoint, browser: RedirectingBrowser())
         #expect(error == .idTokenRejected("the server granted the 'openid' scope but sent no ID token (OIDC Core §3.1.3.3 requires one)"))
         #expect(endpoint.requests.count == 1)          // the exchange; no key set was needed to say so
@@ -68,7 +68,7 @@ import Testing
         var someoneElse = original
         someoneElse.sub = "user-2"
         let refreshed = tokenResponse(#","id_token":"\#(try await key.sign(someoneElse))""#)
-        let source = TokenSource(store: store, httpClient: CountingTokenEndpoint { _ in refreshed }, now: { IDTokenValidatorTests.now })
+        let source = TokenSource(store: store, httpClient: FakeHTTPClient { _ in refreshed }, now: { IDTokenValidatorTests.now })
 
         let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
         #expect(error == .idTokenRejected("in the refresh response, the refreshed ID token is for the subject 'user-2', not 'user-1' who signed in (the rotated refresh token was stored; the new access token was not)"))
@@ -90,7 +90,7 @@ import Testing
         claims.iat += 1
         let newToken = try await key.sign(claims)
         let refreshed = tokenResponse(#","id_token":"\#(newToken)""#)
-        let fresh = try await TokenSource(store: store, httpClient: CountingTokenEndpoint { _ in refreshed }, now: { IDTokenValidatorTests.now })
+        let fresh = try await TokenSource(store: store, httpClient: FakeHTTPClient { _ in refreshed }, now: { IDTokenValidatorTests.now })
             .credentials()
         #expect(fresh.idToken == newToken)
         #expect(try store.loadDefault()?.idToken == newToken)

@@ -42,14 +42,14 @@ import Testing
     @Test func refreshRotatesTheTokenInTheSecretStore() async throws {
         let store = FileCredentialStore(directory: directory, secretStore: secrets)
         try store.save(credentials(refreshToken: "rt-0"))
-        let endpoint = CountingTokenEndpoint { _ in
+        let endpoint = FakeHTTPClient { _ in
             HTTPResponse(status: 200, body: Array(#"{"access_token":"at-1","expires_in":3600,"refresh_token":"rt-1"}"#.utf8))
         }
         _ = try await TokenSource(store: store, httpClient: endpoint, now: { Date(timeIntervalSince1970: 100) }).credentials()
         #expect(endpoint.bodies == ["grant_type=refresh_token&refresh_token=rt-0&client_id=cli"])
         #expect(secrets.value(account: "idp.example/u1") == "rt-1")
         // A refresh response without a refresh token keeps the one in the secret store.
-        let keep = CountingTokenEndpoint { _ in HTTPResponse(status: 200, body: Array(#"{"access_token":"at-2","expires_in":1}"#.utf8)) }
+        let keep = FakeHTTPClient { _ in HTTPResponse(status: 200, body: Array(#"{"access_token":"at-2","expires_in":1}"#.utf8)) }
         _ = try await TokenSource(store: store, httpClient: keep, now: { Date(timeIntervalSince1970: 100_000) }).credentials()
         #expect(secrets.value(account: "idp.example/u1") == "rt-1")
         #expect(try store.loadDefault()?.accessToken == "at-2")
@@ -133,7 +133,7 @@ final class MemorySecretStore: SecretStore, @unchecked Sendable {
             response: TokenResponse(accessToken: "at-0", expiresIn: 1, refreshToken: "rt-0"), request: request, now: Date(timeIntervalSince1970: 0)))
         // A later refresh through a store that has a keyring, whether or not it prefers it for new sign-ins.
         let store = FileCredentialStore(directory: directory, secretStore: secrets, placesNewRefreshTokensInSecretStore: storePrefersTheKeyring)
-        let endpoint = CountingTokenEndpoint { _ in HTTPResponse(status: 200, body: Array(#"{"access_token":"at-1","expires_in":60,"refresh_token":"rt-1"}"#.utf8)) }
+        let endpoint = FakeHTTPClient { _ in HTTPResponse(status: 200, body: Array(#"{"access_token":"at-1","expires_in":60,"refresh_token":"rt-1"}"#.utf8)) }
         _ = try await TokenSource(store: store, httpClient: endpoint, now: { Date(timeIntervalSince1970: 100) }).credentials()
         #expect(try store.loadDefault()?.refreshToken == "rt-1")
         #expect(secrets.lookups == 0 && secrets.value(account: "idp.example/client:cli") == nil)

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// The coordinator's own logic with the real listener and file store, a "browser" that follows the
-/// redirect over a real socket, and a scripted token endpoint (an in-process `HTTPClient`).
+/// redirect over a real socket, and a scripted token endpoint (`FakeHTTPClient`, in process).
 @Suite struct OAuthCoordinatorTests {
     let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/authorize", tokenEndpoint: "https://idp.example/token")
     let store: FileCredentialStore
@@ -23,7 +23,7 @@ import Testing
 
     @Test func successStoresCredentialsBeforeDidAuthenticate() async throws {
         let delegate = Recorder(store: store)
-        let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 200, headers: ["content-type": "application/json"], body: Array(
+        let endpoint = FakeHTTPClient(always: .response(HTTPResponse(status: 200, headers: ["content-type": "application/json"], body: Array(
             #"{"access_token":"at-1","token_type":"Bearer","expires_in":"7200","refresh_token":"rt-1","scope":"api"}"#.utf8))))
         let credentials = try await coordinator(browser: RedirectingBrowser(), tokenEndpoint: endpoint, delegate: delegate).authenticate()
 
@@ -38,18 +38,18 @@ import Testing
     }
 
     @Test(arguments: [
-        (ScriptedTokenEndpoint.Reply.success(HTTPResponse(status: 400, headers: ["content-type": "application/json"],
+        (FakeHTTPClient.Reply.response(HTTPResponse(status: 400, headers: ["content-type": "application/json"],
             body: Array(#"{"error":"invalid_grant","error_description":"invalid code verifier"}"#.utf8))),
          OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_grant", description: "invalid code verifier", httpStatus: 400))),
         (.failure(HTTPTransportError(kind: .connect, message: "could not connect to idp.example:443")),
          OAuthError.network("could not connect to idp.example:443")),
-        (.success(HTTPResponse(status: 200, body: Array("<html><title>Login</title></html>".utf8))),
+        (.response(HTTPResponse(status: 200, body: Array("<html><title>Login</title></html>".utf8))),
          OAuthError.invalidServerResponse("the token endpoint https://idp.example/token answered HTTP 200 with an HTML page (title: Login) instead of a JSON object")),
     ])
-    func failedExchangeStoresNothingAndTellsTheDelegate(reply: ScriptedTokenEndpoint.Reply, expected: OAuthError) async throws {
+    func failedExchangeStoresNothingAndTellsTheDelegate(reply: FakeHTTPClient.Reply, expected: OAuthError) async throws {
         let delegate = Recorder(store: store)
         let browser = RedirectingBrowser()
-        let coordinator = coordinator(browser: browser, tokenEndpoint: ScriptedTokenEndpoint(reply), delegate: delegate)
+        let coordinator = coordinator(browser: browser, tokenEndpoint: FakeHTTPClient(always: reply), delegate: delegate)
         await #expect(throws: expected) { try await coordinator.authenticate() }
         #expect(delegate.events == ["willBegin", "willOpenBrowser", "didReceiveAuthorizationCode", "didFail(\(expected))"])
         #expect(try store.identifiers().isEmpty)
@@ -70,7 +70,7 @@ import Testing
         // No ID token, no userinfo: the server never says who signed in.
         var revoking = server
         revoking.revocationEndpoint = "https://idp.example/revoke"
-        let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 200, body: Array(#"{"access_token":"at","refresh_token":"rt"}"#.utf8))))
+        let endpoint = FakeHTTPClient(always: .response(HTTPResponse(status: 200, body: Array(#"{"access_token":"at","refresh_token":"rt"}"#.utf8))))
         let first = try await signIn(to: revoking, endpoint: endpoint)
         let second = try await signIn(to: revoking, endpoint: endpoint)
         #expect(!first.isIdentified && !second.isIdentified)
@@ -84,7 +84,7 @@ import Testing
         // The token response doubles as the userinfo answer, which names the user.
         var withUserinfo = server
         withUserinfo.userinfoEndpoint = "https://idp.example/userinfo"
-        let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 200, headers: ["content-type": "application/json"],
+        let endpoint = FakeHTTPClient(always: .response(HTTPResponse(status: 200, headers: ["content-type": "application/json"],
                                                                    body: Array(#"{"access_token":"at","sub":"alice"}"#.utf8))))
         let first = try await signIn(to: withUserinfo, browser: RedirectingBrowser(issuer: "https://idp.example"), endpoint: endpoint)
         #expect(first.identifier == "idp.example/alice")
@@ -102,7 +102,7 @@ import Testing
 
     @Test func launchFailureShowsTheURLAndKeepsWaiting() async throws {
         let delegate = Recorder(store: store)
-        let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 200, body: Array(#"{"access_token":"at"}"#.utf8))))
+        let endpoint = FakeHTTPClient(always: .response(HTTPResponse(status: 200, body: Array(#"{"access_token":"at"}"#.utf8))))
         let browser = RedirectingBrowser(failLaunch: true)
         _ = try await coordinator(browser: browser, tokenEndpoint: endpoint, delegate: delegate).authenticate()
         #expect(delegate.events == ["willBegin", "willOpenBrowser", "browserNotOpened(launchFailed)", "didReceiveAuthorizationCode",
@@ -112,7 +112,7 @@ import Testing
     @Test func accessTokenRefreshesAndTellsTheDelegate() async throws {
         try seedExpiredCredentials()
         let delegate = Recorder(store: store)
-        let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 200, body: Array(#"{"access_token":"at-2","expires_in":600}"#.utf8))))
+        let endpoint = FakeHTTPClient(always: .response(HTTPResponse(status: 200, body: Array(#"{"access_token":"at-2","expires_in":600}"#.utf8))))
         let credentials = try await coordinator(browser: RedirectingBrowser(), tokenEndpoint: endpoint, delegate: delegate).accessToken()
         #expect(credentials.accessToken == "at-2")
         #expect(credentials.refreshToken == "rt-1")
@@ -123,7 +123,7 @@ import Testing
     @Test func rejectedRefreshWithoutInteractionIsLoginRequiredAndTheDelegateHearsIt() async throws {
         try seedExpiredCredentials()
         let delegate = Recorder(store: store)
-        let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 400, body: Array(#"{"error":"invalid_grant"}"#.utf8))))
+        let endpoint = FakeHTTPClient(always: .response(HTTPResponse(status: 400, body: Array(#"{"error":"invalid_grant"}"#.utf8))))
         let coordinator = coordinator(browser: RedirectingBrowser(), tokenEndpoint: endpoint, delegate: delegate)
         let error = await #expect(throws: OAuthError.self) { try await coordinator.accessToken(interactive: false) }
         #expect(error?.recovery == .logInAgain)
@@ -135,11 +135,18 @@ import Testing
     @Test func rejectedRefreshFallsBackToTheBrowserWhenInteractive() async throws {
         try seedExpiredCredentials()
         let delegate = Recorder(store: store)
-        let credentials = try await coordinator(browser: RedirectingBrowser(), tokenEndpoint: PerGrantEndpoint(), delegate: delegate).accessToken()
+        let credentials = try await coordinator(browser: RedirectingBrowser(), tokenEndpoint: Self.refusingRefreshesGrantingCodes, delegate: delegate).accessToken()
         #expect(credentials.accessToken == "browser-at")
         #expect(delegate.authTypes.first == .refresh)
         #expect(delegate.authTypes.last == .browser)
         #expect(try store.loadDefault()?.needsLogin == false)
+    }
+
+    /// Answers the refresh grant with invalid_grant and the code grant with a token.
+    static var refusingRefreshesGrantingCodes: FakeHTTPClient {
+        FakeHTTPClient()
+            .on(.grantType("refresh_token"), reply: .plain(400, #"{"error":"invalid_grant"}"#))
+            .on(.any, reply: .plain(200, #"{"access_token":"browser-at","expires_in":600}"#))
     }
 
     func seedExpiredCredentials() throws {
@@ -151,7 +158,7 @@ import Testing
 
     @Test func responseFromAnotherIssuerIsRefusedBeforeTheExchange() async throws {
         let delegate = Recorder(store: store)
-        let endpoint = ScriptedTokenEndpoint(.success(HTTPResponse(status: 200, body: Array(#"{"access_token":"at"}"#.utf8))))
+        let endpoint = FakeHTTPClient(always: .response(HTTPResponse(status: 200, body: Array(#"{"access_token":"at"}"#.utf8))))
         var server = server
         server.issuer = "https://idp.example"
         let browser = RedirectingBrowser(issuer: "https://attacker.example")
@@ -171,7 +178,7 @@ import Testing
         let coordinator = OAuthCoordinator(
             configuration: .init(server: AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "http://idp.example/t"),
                                  client: ClientConfiguration(clientId: "cli"), browserLauncher: RedirectingBrowser()),
-            delegate: delegate, httpClient: ScriptedTokenEndpoint(.failure(HTTPTransportError(kind: .other, message: "unused"))))
+            delegate: delegate, httpClient: FakeHTTPClient(always: .failure(HTTPTransportError(kind: .other, message: "unused"))))
         let error = await #expect(throws: OAuthError.self) { try await coordinator.authenticate() }
         #expect(error?.recovery == .fixConfiguration)
         #expect(delegate.events.count == 2)  // willBegin, didFail
@@ -210,39 +217,6 @@ final class RedirectingBrowser: BrowserLauncher, @unchecked Sendable {
     }
 
     func finalPage() async -> String? { await page.withLock { $0 }?.value }
-}
-
-/// A token endpoint that answers every request with one scripted reply and records the requests.
-final class ScriptedTokenEndpoint: HTTPClient, @unchecked Sendable {
-    enum Reply: Sendable {
-        case success(HTTPResponse)
-        case failure(HTTPTransportError)
-    }
-
-    private let reply: Reply
-    private let recorded = Mutex<[HTTPRequest]>([])
-
-    init(_ reply: Reply) { self.reply = reply }
-
-    var requests: [HTTPRequest] { recorded.withLock { $0 } }
-
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        recorded.withLock { $0.append(request) }
-        switch reply {
-        case .success(let response): return response
-        case .failure(let error): throw error
-        }
-    }
-}
-
-/// Answers the refresh grant with invalid_grant and the code grant with a token.
-final class PerGrantEndpoint: HTTPClient, @unchecked Sendable {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        if request.bodyText.hasPrefix("grant_type=refresh_token") {
-            return HTTPResponse(status: 400, body: Array(#"{"error":"invalid_grant"}"#.utf8))
-        }
-        return HTTPResponse(status: 200, body: Array(#"{"access_token":"browser-at","expires_in":600}"#.utf8))
-    }
 }
 
 /// Records delegate callbacks; on success also whether the credentials were already stored.

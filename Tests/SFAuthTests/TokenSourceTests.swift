@@ -1,9 +1,8 @@
 import Foundation
 import SFAuth
-import Synchronization
 import Testing
 
-/// The token lifecycle with the real file store and lock, and a scripted token endpoint.
+/// The token lifecycle with the real file store and lock, and a scripted token endpoint (`FakeHTTPClient`).
 @Suite struct TokenSourceTests {
     let store = FileCredentialStore(directory: FileManager.default.temporaryDirectory.path + "/sfauth-ts-" + UUID().uuidString)
     let start = Date(timeIntervalSince1970: 1_700_000_000)
@@ -24,7 +23,7 @@ import Testing
 
     @Test func expiredTokenIsRefreshedAndTheRotatedRefreshTokenStored() async throws {
         _ = try stored(expiresIn: 3600)
-        let endpoint = CountingTokenEndpoint { _ in self.json(200, #"{"access_token":"at-1","expires_in":3600,"refresh_token":"rt-1"}"#) }
+        let endpoint = FakeHTTPClient { _ in self.json(200, #"{"access_token":"at-1","expires_in":3600,"refresh_token":"rt-1"}"#) }
         let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(3590) })
         let fresh = try await source.credentials()
         #expect(fresh.accessToken == "at-1")
@@ -36,7 +35,7 @@ import Testing
 
     @Test func responseWithoutRefreshTokenKeepsTheOldOne() async throws {
         _ = try stored(expiresIn: 10)
-        let endpoint = CountingTokenEndpoint { _ in self.json(200, #"{"access_token":"at-1","expires_in":"3600"}"#) }
+        let endpoint = FakeHTTPClient { _ in self.json(200, #"{"access_token":"at-1","expires_in":"3600"}"#) }
         let fresh = try await TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) }).credentials()
         #expect(fresh.refreshToken == "rt-0")
         #expect(try store.loadDefault()?.refreshToken == "rt-0")
@@ -44,7 +43,7 @@ import Testing
 
     @Test func tokenWithoutStatedExpiryUsesTheAssumedLifetime() async throws {
         _ = try stored(expiresIn: nil)   // Salesforce: no expires_in
-        let endpoint = CountingTokenEndpoint { _ in self.json(200, #"{"access_token":"at-1"}"#) }
+        let endpoint = FakeHTTPClient { _ in self.json(200, #"{"access_token":"at-1"}"#) }
         let options = TokenSource.Options(leeway: 60, assumedLifetime: 7200)
         let early = TokenSource(store: store, httpClient: endpoint, options: options, now: { self.start.addingTimeInterval(7000) })
         #expect(try await early.credentials().accessToken == "at-0")
@@ -56,7 +55,7 @@ import Testing
 
     @Test func rejectedRefreshTokenMarksTheAccountAndKeepsIt() async throws {
         _ = try stored(expiresIn: 10)
-        let endpoint = CountingTokenEndpoint { _ in self.json(400, #"{"error":"invalid_grant","error_description":"expired access/refresh token"}"#) }
+        let endpoint = FakeHTTPClient { _ in self.json(400, #"{"error":"invalid_grant","error_description":"expired access/refresh token"}"#) }
         let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
         let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
         #expect(error?.recovery == .logInAgain)
@@ -72,14 +71,14 @@ import Testing
     @Test func aBare400ToARefreshIsARejectedRefreshToken() async throws {
         // Glewlwyd answers a retired or revoked refresh token with 400 and no body at all.
         _ = try stored(expiresIn: 10)
-        let endpoint = CountingTokenEndpoint { _ in HTTPResponse(status: 400, body: []) }
+        let endpoint = FakeHTTPClient { _ in HTTPResponse(status: 400, body: []) }
         let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
         let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
         #expect(error?.recovery == .logInAgain)
         #expect(try store.loadDefault()?.needsLogin == true)
         // A 400 with a body that is not an OAuth error is the server's trouble, not the token's.
         _ = try stored(expiresIn: 10)
-        let html = CountingTokenEndpoint { _ in HTTPResponse(status: 400, body: Array("<html>proxy error</html>".utf8)) }
+        let html = FakeHTTPClient { _ in HTTPResponse(status: 400, body: Array("<html>proxy error</html>".utf8)) }
         let again = await #expect(throws: OAuthError.self) {
             try await TokenSource(store: self.store, httpClient: html, now: { self.start.addingTimeInterval(100) }).credentials()
         }
@@ -89,7 +88,7 @@ import Testing
 
     @Test func networkFailureChangesNothing() async throws {
         let before = try stored(expiresIn: 10)
-        let endpoint = CountingTokenEndpoint { _ in throw HTTPTransportError(kind: .connect, message: "could not connect to idp.example:443") }
+        let endpoint = FakeHTTPClient { _ in throw HTTPTransportError(kind: .connect, message: "could not connect to idp.example:443") }
         let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
         let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
         #expect(error?.recovery == .retryLater)
@@ -98,7 +97,7 @@ import Testing
 
     @Test func noRefreshTokenMeansLoginRequired() async throws {
         _ = try stored(expiresIn: 10, refreshToken: nil)
-        let source = TokenSource(store: store, httpClient: CountingTokenEndpoint { _ in self.json(500, "") },
+        let source = TokenSource(store: store, httpClient: FakeHTTPClient { _ in self.json(500, "") },
                                  now: { self.start.addingTimeInterval(100) })
         let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
         #expect(error?.recovery == .logInAgain)
@@ -107,7 +106,7 @@ import Testing
     @Test func theRotatedRefreshTokenIsKeptWhenTheRestOfTheAnswerIsUnusable() async throws {
         _ = try stored(expiresIn: 10)
         // The server rotated (rt-0 is dead now) but the answer cannot be used: no access token.
-        let endpoint = CountingTokenEndpoint { _ in self.json(200, #"{"refresh_token":"rt-1","token_type":"mac"}"#) }
+        let endpoint = FakeHTTPClient { _ in self.json(200, #"{"refresh_token":"rt-1","token_type":"mac"}"#) }
         let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
         let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
         #expect(error?.recovery == .retryLater)
@@ -120,7 +119,7 @@ import Testing
         let before = try stored(expiresIn: 10)
         let entered = AsyncStream<Void>.makeStream()
         let release = AsyncStream<Void>.makeStream()
-        let endpoint = CountingTokenEndpoint { _ in
+        let endpoint = FakeHTTPClient { _ in
             entered.continuation.yield()
             for await _ in release.stream { break }
             return self.json(200, #"{"access_token":"at-1","expires_in":3600,"refresh_token":"rt-1"}"#)
@@ -128,16 +127,26 @@ import Testing
         let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
         let refresh = Task { try await source.credentials() }
         for await _ in entered.stream { break }
-        // A logout that ignored the account's lock would delete now; one that takes it waits.
-        let logout = Task {
-            let lock = try await store.lock(account: before.identifier)
-            defer { withExtendedLifetime(lock) {} }
-            try store.delete(identifier: before.identifier)
+        // A logout that ignored the account's lock would delete now; one that takes it waits, on its
+        // store's clock, which here says when it started waiting and holds it until the refresh is done.
+        let clock = TestClock()
+        let waiting = AsyncStream<Void>.makeStream()
+        let refreshDone = AsyncStream<Void>.makeStream()
+        clock.onSleep { _ in
+            waiting.continuation.yield()
+            for await _ in refreshDone.stream {}
         }
-        try await Task.sleep(for: .milliseconds(100))
+        let logoutStore = FileCredentialStore(directory: store.directory, clock: clock)
+        let logout = Task {
+            let lock = try await logoutStore.lock(account: before.identifier)
+            defer { withExtendedLifetime(lock) {} }
+            try logoutStore.delete(identifier: before.identifier)
+        }
+        for await _ in waiting.stream { break }
         #expect(try store.load(identifier: before.identifier) != nil, "the logout must wait for the refresh")
         release.continuation.yield()
         _ = try await refresh.value
+        refreshDone.continuation.finish()
         try await logout.value
         #expect(try store.identifiers().isEmpty)
         // And a refresh that finds its account gone stores nothing.
@@ -150,12 +159,12 @@ import Testing
     @Test func aWaiterAdoptsTheTokenJustStoredInsteadOfRefreshingAgain() async throws {
         // Five-second tokens: within the default 60 s leeway the moment they arrive, yet good to use.
         _ = try stored(expiresIn: 5)
-        let clock = Mutex(start.addingTimeInterval(10))
-        let endpoint = CountingTokenEndpoint { _ in
+        let clock = TestClock(now: start.addingTimeInterval(10))
+        let endpoint = FakeHTTPClient { _ in
             try await Task.sleep(for: .milliseconds(50))
             return self.json(200, #"{"access_token":"at-\#(UUID().uuidString)","expires_in":5,"refresh_token":"rt-\#(UUID().uuidString)"}"#)
         }
-        let source = TokenSource(store: store, httpClient: endpoint, now: { clock.withLock { $0 } })
+        let source = TokenSource(store: store, httpClient: endpoint, clock: clock)
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<20 { group.addTask { try await source.credentials().accessToken } }
             return try await group.reduce(into: Set<String>()) { $0.insert($1) }
@@ -163,14 +172,14 @@ import Testing
         #expect(tokens.count == 1)
         #expect(endpoint.count == 1)
         // Two seconds later the token (5 s, leeway at most 2.5 s) is still handed out as it is.
-        clock.withLock { $0 = $0.addingTimeInterval(2) }
+        clock.advance(by: .seconds(2))
         #expect(try await source.credentials().accessToken == tokens.first)
         #expect(endpoint.count == 1)
     }
 
     @Test func concurrentCallersShareOneRefresh() async throws {
         _ = try stored(expiresIn: 10)
-        let endpoint = CountingTokenEndpoint { _ in
+        let endpoint = FakeHTTPClient { _ in
             try await Task.sleep(for: .milliseconds(50))
             return self.json(200, #"{"access_token":"at-1","expires_in":3600,"refresh_token":"rt-1"}"#)
         }
@@ -181,21 +190,5 @@ import Testing
         }
         #expect(tokens == Array(repeating: "at-1", count: 20))
         #expect(endpoint.count == 1)
-    }
-}
-
-/// A token endpoint whose answer is computed per request; counts requests and keeps their bodies.
-final class CountingTokenEndpoint: HTTPClient, @unchecked Sendable {
-    private let answer: @Sendable (HTTPRequest) async throws -> HTTPResponse
-    private let seen = Mutex<[String]>([])
-
-    init(_ answer: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) { self.answer = answer }
-
-    var bodies: [String] { seen.withLock { $0 } }
-    var count: Int { bodies.count }
-
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        seen.withLock { $0.append(request.bodyText) }
-        return try await answer(request)
     }
 }

@@ -16,12 +16,17 @@ public struct DiscoveryClient: Sendable {
     public var cacheLifetime: TimeInterval
     private let httpClient: any HTTPClient
     private let cacheDirectory: String?
+    private let clock: any AuthClock
 
     /// Creates a client; `cacheDirectory` `nil` disables the cache.
-    public init(httpClient: any HTTPClient = CurlHTTPClient(), cacheDirectory: String?, cacheLifetime: TimeInterval = 15 * 60) {
+    ///
+    /// - Parameter clock: the time a cached document's age is measured against. Default: `SystemClock()`.
+    public init(httpClient: any HTTPClient = CurlHTTPClient(), cacheDirectory: String?, cacheLifetime: TimeInterval = 15 * 60,
+                clock: any AuthClock = SystemClock()) {
         self.httpClient = httpClient
         self.cacheDirectory = cacheDirectory
         self.cacheLifetime = cacheLifetime
+        self.clock = clock
     }
 
     /// The cache directory of `app` for `environment`: `$XDG_CACHE_HOME/<app>/discovery`, else
@@ -67,7 +72,7 @@ public struct DiscoveryClient: Sendable {
         guard let path = cachePath(for: issuer) else { return nil }
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        let age = Date().timeIntervalSince1970 - TimeInterval(info.st_mtim.tv_sec)
+        let age = clock.now().timeIntervalSince1970 - TimeInterval(info.st_mtim.tv_sec)
         guard age >= 0, age < cacheLifetime else { return nil }
         return try? POSIXFile.read(path)
     }

@@ -89,15 +89,14 @@ extension OAuthCoordinator {
             endpoint: endpoint)
         delegate?.oauthCoordinator(self, didReceiveDeviceAuthorization: authorization, info: info)
 
-        let clock = ContinuousClock()
         let limitSeconds = min(authorization.expiresIn, Int(configuration.timeout.components.seconds))
-        let deadline = clock.now + .seconds(limitSeconds)
+        let deadline = clock.monotonicNow() + .seconds(limitSeconds)
         var polling = DevicePolling(authorization)
         var wait = authorization.interval
         while true {
             // §3.5: wait the interval before each request, the first one included.
-            try await sleep(seconds: wait, until: deadline, clock: clock)
-            if clock.now >= deadline {
+            try await sleep(seconds: wait, until: deadline)
+            if clock.monotonicNow() >= deadline {
                 throw .timedOut(seconds: limitSeconds,
                                 hint: "Nobody approved the code \(authorization.displayUserCode) in time; run the sign-in again.")
             }
@@ -109,14 +108,16 @@ extension OAuthCoordinator {
         }
     }
 
-    /// Sleeps `seconds` (or until `deadline`) in short slices, so `cancel()` from another thread
-    /// ends the wait promptly; throws `cancelled` then.
-    private func sleep(seconds: Int, until deadline: ContinuousClock.Instant, clock: ContinuousClock) async throws(OAuthError) {
-        let end = min(clock.now + .seconds(seconds), deadline)
-        while clock.now < end {
+    /// Sleeps `seconds` (or until `deadline`) on the coordinator's clock in short slices, so `cancel()`
+    /// from another thread ends the wait promptly; throws `cancelled` then.
+    private func sleep(seconds: Int, until deadline: Duration) async throws(OAuthError) {
+        let end = min(clock.monotonicNow() + .seconds(seconds), deadline)
+        while true {
+            let remaining = end - clock.monotonicNow()
+            guard remaining > .zero else { break }
             if isCancelled || Task.isCancelled { throw .cancelled }
             do {
-                try await Task.sleep(for: min(.milliseconds(200), end - clock.now))
+                try await clock.sleep(for: min(.milliseconds(200), remaining))
             } catch {
                 throw .cancelled
             }

@@ -74,7 +74,8 @@ public final class OAuthCoordinator: Sendable {
     /// Checks ID tokens; caches the servers' signing keys for this coordinator's lifetime.
     let idTokenValidator: IDTokenValidator
     let store: (any CredentialStore)?
-    let now: @Sendable () -> Date
+    /// The time expiry is computed from, and what the device grant's polling waits and its deadline are measured on.
+    let clock: any AuthClock
     private let state = Mutex(FlowState())
 
     private struct FlowState: ~Copyable {
@@ -88,17 +89,30 @@ public final class OAuthCoordinator: Sendable {
     /// - Parameters:
     ///   - httpClient: sends the token request. Default: `CurlHTTPClient()`.
     ///   - store: where successful credentials are saved before `didAuthenticate`; `nil` keeps them in memory only.
-    ///   - now: the clock used to compute expiry. Default: the system clock.
+    ///   - clock: the time expiry is computed from, and what the device grant's polling waits and
+    ///     its deadline are measured on. Default: `SystemClock()`. (Waiting for another process's
+    ///     refresh lock is the store's: see `FileCredentialStore.clock`.)
     public init(configuration: Configuration, delegate: (any OAuthCoordinatorDelegate)?,
                 httpClient: any HTTPClient = CurlHTTPClient(), store: (any CredentialStore)? = nil,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                clock: any AuthClock = SystemClock()) {
         self.configuration = configuration
         self.httpClient = httpClient
         idTokenValidator = IDTokenValidator(httpClient: httpClient)
         self.store = store
-        self.now = now
+        self.clock = clock
         state.withLock { $0.delegate = WeakDelegate(delegate) }
     }
+
+    /// Creates a coordinator that computes expiry from `now` (the system clock with another time of
+    /// day; waits stay real).
+    public convenience init(configuration: Configuration, delegate: (any OAuthCoordinatorDelegate)?,
+                            httpClient: any HTTPClient = CurlHTTPClient(), store: (any CredentialStore)? = nil,
+                            now: @escaping @Sendable () -> Date) {
+        self.init(configuration: configuration, delegate: delegate, httpClient: httpClient, store: store, clock: TimeOfDayClock(now))
+    }
+
+    /// The time of day on the coordinator's clock.
+    func now() -> Date { clock.now() }
 
     /// Runs the browser sign-in and returns the credentials; the delegate hears the same outcome.
     ///
@@ -133,7 +147,7 @@ public final class OAuthCoordinator: Sendable {
     ///   token — the delegate's `didFail` says so too), or any error of the refresh or sign-in.
     public func accessToken(account: String? = nil, interactive: Bool = true) async throws(OAuthError) -> OAuthCredentials {
         guard let store else { return try await authenticate() }
-        let source = TokenSource(store: store, httpClient: httpClient, options: configuration.tokenOptions, now: now)
+        let source = TokenSource(store: store, httpClient: httpClient, options: configuration.tokenOptions, clock: clock)
         let stored: OAuthCredentials?
         if let account { stored = try store.load(identifier: account) } else { stored = try store.loadDefault() }
         if let stored, source.isUsable(stored) { return stored }

@@ -17,25 +17,28 @@ public final class AccountLock: Sendable {
 
     /// Waits for the lock, polling without blocking a thread, so the wait can be cancelled.
     ///
+    /// - Parameters:
+    ///   - timeout: how long to wait for another holder. Default: 60 s.
+    ///   - clock: what the wait between attempts and the timeout are measured on. Default: `SystemClock()`.
     /// - Throws: `OAuthError.storage` when the lock file cannot be opened or `timeout` passes;
     ///   `OAuthError.cancelled` when the task is cancelled.
-    public static func acquire(path: String, timeout: Duration = .seconds(60)) async throws(OAuthError) -> AccountLock {
+    public static func acquire(path: String, timeout: Duration = .seconds(60),
+                               clock: any AuthClock = SystemClock()) async throws(OAuthError) -> AccountLock {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw .storage("cannot open the lock file \(path): \(String(cString: strerror(errno)))")
         }
         let lock = AccountLock(descriptor: descriptor)
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
+        let deadline = clock.monotonicNow() + timeout
         var pause = Duration.milliseconds(1)
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {
                 throw .storage("cannot lock \(path): \(String(cString: strerror(errno)))")
             }
-            guard clock.now < deadline else {
-                throw .storage("another sfauth process has held \(path) for more than \(timeout); try again, or remove the file if no sfauth is running")
+            guard clock.monotonicNow() < deadline else {
+                throw .storage("another process has held \(path) for more than \(timeout); try again, or remove the file if that process is no longer running")
             }
-            do { try await Task.sleep(for: pause) } catch { throw .cancelled }
+            do { try await clock.sleep(for: pause) } catch { throw .cancelled }
             pause = min(pause * 2, .milliseconds(20))
         }
         return lock

@@ -24,6 +24,9 @@ public struct FileCredentialStore: CredentialStore {
     /// Whether credentials that have no place yet (a new sign-in) put their refresh token in the
     /// secret store. An account keeps its place on later saves (a refresh), whatever this says.
     public let placesNewRefreshTokensInSecretStore: Bool
+    /// What `lock(account:)` measures its wait for another holder on (up to 60 s, in short pauses).
+    /// Default: `SystemClock()`.
+    public let clock: any AuthClock
 
     /// The `kind` under which refresh tokens are kept in the secret store.
     static let refreshTokenKind = "refresh_token"
@@ -34,19 +37,23 @@ public struct FileCredentialStore: CredentialStore {
     ///   - secretStore: where refresh tokens of accounts that use it are kept (the keyring).
     ///   - placesNewRefreshTokensInSecretStore: whether a new sign-in's refresh token goes there.
     ///     Default: `true` when a secret store is given.
-    public init(directory: String, secretStore: (any SecretStore)? = nil, placesNewRefreshTokensInSecretStore: Bool? = nil) {
+    ///   - clock: what the wait for an account's lock is measured on. Default: `SystemClock()`.
+    public init(directory: String, secretStore: (any SecretStore)? = nil, placesNewRefreshTokensInSecretStore: Bool? = nil,
+                clock: any AuthClock = SystemClock()) {
         self.directory = directory
         self.secretStore = secretStore
         self.placesNewRefreshTokensInSecretStore = placesNewRefreshTokensInSecretStore ?? (secretStore != nil)
+        self.clock = clock
     }
 
     /// The store of `app`'s accounts: `$XDG_DATA_HOME/<app>` (else `~/.local/share/<app>`), with
     /// refresh tokens in the keyring under `app`'s own schema when `keyring` is `true`.
     ///
     /// - Throws: `.configuration` when neither `XDG_DATA_HOME` nor `HOME` is an absolute path.
-    public init(app: AppIdentity, environment: [String: String], keyring: Bool = true) throws(OAuthError) {
+    public init(app: AppIdentity, environment: [String: String], keyring: Bool = true,
+                clock: any AuthClock = SystemClock()) throws(OAuthError) {
         self.init(directory: try StoreLocation.credentialsDirectory(app: app, environment: environment),
-                  secretStore: keyring ? SecretServiceStore(app: app) : nil)
+                  secretStore: keyring ? SecretServiceStore(app: app) : nil, clock: clock)
     }
 
     var accountsDirectory: String { directory + "/" + CredentialFile.accountsDirectory }
@@ -174,7 +181,7 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     public func lock(account identifier: String) async throws(OAuthError) -> AccountLock {
-        try await AccountLock.acquire(path: try lockPath(for: identifier))
+        try await AccountLock.acquire(path: try lockPath(for: identifier), clock: clock)
     }
 
     public func refreshToken(of credentials: OAuthCredentials) throws(OAuthError) -> String? {

@@ -49,17 +49,28 @@ public struct TokenSource: Sendable {
     private let store: any CredentialStore
     private let httpClient: any HTTPClient
     private let options: Options
-    private let now: @Sendable () -> Date
+    private let clock: any AuthClock
 
     /// Creates a token source. The HTTP client is used only when a refresh is needed (`CurlHTTPClient`
     /// loads libcurl on its first request, so a valid stored token costs no library loading).
+    ///
+    /// - Parameter clock: the time expiry is judged by. Default: `SystemClock()`. (Waiting for
+    ///   another process's refresh is the store's: see `FileCredentialStore.clock`.)
     public init(store: any CredentialStore, httpClient: any HTTPClient = CurlHTTPClient(), options: Options = Options(),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                clock: any AuthClock = SystemClock()) {
         self.store = store
         self.httpClient = httpClient
         self.options = options
-        self.now = now
+        self.clock = clock
     }
+
+    /// Creates a token source that judges expiry by `now` (the system clock with another time of day).
+    public init(store: any CredentialStore, httpClient: any HTTPClient = CurlHTTPClient(), options: Options = Options(),
+                now: @escaping @Sendable () -> Date) {
+        self.init(store: store, httpClient: httpClient, options: options, clock: TimeOfDayClock(now))
+    }
+
+    private func now() -> Date { clock.now() }
 
     /// How long tokens without a stated expiry are assumed to live (`Options.assumedLifetime`).
     public var assumedLifetime: TimeInterval { options.assumedLifetime }
