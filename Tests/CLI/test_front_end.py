@@ -18,6 +18,7 @@ from test_grants import login
 from test_login import OK, USAGE
 
 LOCAL_FAULT = 9
+PASSWORD = "alice-password\n"  # the test server's password for alice
 
 
 @pytest.fixture
@@ -67,6 +68,24 @@ def test_the_front_end_alone_prints_a_usable_token(sfauth, signed_in, lone_front
     # A supplied token wins over the stored one there too.
     supplied = run(sfauth, lone_front, "token", SFAUTH_ACCESS_TOKEN="from-the-environment")
     assert (supplied.returncode, supplied.stdout) == (OK, "from-the-environment\n")
+
+
+def test_the_front_end_alone_finds_an_account_by_name(sfauth, server, signed_in, lone_front):
+    # A second account, the default now; the first is selected by its alias or its identifier.
+    first = json.loads(account_file(sfauth).read_text())
+    again = login(sfauth, server["SFAUTH_TEST_PASSWORD_CLIENT_ID"], "--password", "--username", "alice",
+                  "--alias", "alice", stdin=PASSWORD,
+                  SFAUTH_CLIENT_SECRET=server["SFAUTH_TEST_PASSWORD_CLIENT_SECRET"])
+    assert again.returncode == OK, again.stderr
+    assert (sfauth.home / "default").read_text().strip() != first["identifier"]
+    alice = run(sfauth, lone_front, "token", "--account", "alice")
+    assert alice.returncode == OK and alice.stdout.strip() not in ("", signed_in), alice
+    for args in (["token", "--account", first["identifier"]], ["token", f"--account={first['identifier']}"]):
+        alone = run(sfauth, lone_front, *args)
+        assert (alone.returncode, alone.stdout) == (OK, signed_in + "\n"), (args, alone)
+    # A name that selects nothing, or an option the parser would read differently: the main program's.
+    for args in (["token", "--account", "nobody"], ["token", "--account", "-x"], ["token", "--account="]):
+        assert_handed_over(run(sfauth, lone_front, *args), lone_front)
 
 
 @pytest.mark.parametrize("case", ["other arguments", "expired", "within the leeway", "login required",
