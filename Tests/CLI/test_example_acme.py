@@ -38,7 +38,9 @@ def test_acme_signs_in_through_the_browser_under_its_own_name(acme, sfauth, serv
     login = acme("login")
     assert login.returncode == OK, login.stderr
     assert login.stdout.startswith("Welcome, ") and "acme: opening your browser" in login.stderr
-    assert "sfauth" not in (login.stdout + login.stderr).lower()
+    # (The test server's client is called sfauth-public: its id may appear in the URL shown.)
+    shown = (login.stdout + login.stderr).replace(server["SFAUTH_TEST_CLIENT_ID"], "client")
+    assert "sfauth" not in shown.lower(), shown
     report = sfauth.browser_report()
     assert report["ok"] is True, report
     assert "Acme CLI" in (report["page_text"] or "") + (report["title"] or ""), report
