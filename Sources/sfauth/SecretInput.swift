@@ -16,8 +16,7 @@ enum SecretInput {
     static func password(prompt: String) throws(OAuthError) -> String {
         let value: String?
         if isatty(0) == 1 {
-            StandardError.write(prompt)
-            value = readLineWithoutEcho()
+            value = readLineWithoutEcho(prompt: prompt)
             StandardError.write("\n")
         } else {
             value = readLine(strippingNewline: true)
@@ -42,17 +41,23 @@ enum SecretInput {
         return secret
     }
 
-    /// One line from standard input with the terminal's echo off, restored afterwards. (Ctrl-C at the
-    /// prompt ends the process before the restore; interactive shells reset the terminal's modes for
-    /// a job killed by a signal.)
-    private static func readLineWithoutEcho() -> String? {
+    /// Shows `prompt`, then reads one line from standard input with the terminal's echo off, restored
+    /// afterwards. Echo goes off before the prompt appears: whatever is typed once it is shown is
+    /// neither echoed nor lost (only what was typed before it is discarded, as sudo and ssh do). (Ctrl-C
+    /// at the prompt ends the process before the restore; interactive shells reset the terminal's modes
+    /// for a job killed by a signal.)
+    private static func readLineWithoutEcho(prompt: String) -> String? {
         var original = termios()
-        guard tcgetattr(0, &original) == 0 else { return readLine(strippingNewline: true) }
+        guard tcgetattr(0, &original) == 0 else {
+            StandardError.write(prompt)
+            return readLine(strippingNewline: true)
+        }
         var silent = original
         silent.c_lflag &= ~tcflag_t(ECHO)
         silent.c_lflag |= tcflag_t(ECHONL)
         tcsetattr(0, TCSAFLUSH, &silent)
-        defer { tcsetattr(0, TCSAFLUSH, &original) }
+        defer { tcsetattr(0, TCSANOW, &original) }
+        StandardError.write(prompt)
         return readLine(strippingNewline: true)
     }
 }
