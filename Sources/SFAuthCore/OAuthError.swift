@@ -47,8 +47,16 @@ public enum OAuthError: Error, Sendable, Equatable {
     /// The flow's deadline passed: no redirect arrived, or nobody approved the device code in time.
     /// `seconds` is the time waited; `hint` says what happened and what to do.
     case timedOut(seconds: Int, hint: String)
-    /// The configuration cannot work (bad URL, insecure endpoint, port in use, …).
+    /// The configuration cannot work (bad URL, insecure endpoint, a port that needs privileges, …).
     case configuration(String)
+    /// The loopback listener's port is taken by another socket (`EADDRINUSE`), most often another
+    /// sign-in waiting on the same fixed port. `address` is `127.0.0.1` or `[::1]`; `heldBy` names
+    /// the process holding it (`sf (pid 4242)`) when that could be found.
+    case portInUse(port: UInt16, address: String, heldBy: String?)
+    /// Something on this machine failed that is neither the configuration nor the server: a
+    /// socket, `poll`, or a thread of the loopback listener could not be had (out of descriptors,
+    /// memory or threads). The associated value says which call failed and why.
+    case localFault(String)
     /// There are no usable stored credentials; a browser login is needed.
     case loginRequired(String)
     /// The credential store could not be read or written.
@@ -64,7 +72,8 @@ public enum OAuthError: Error, Sendable, Equatable {
         case .authorizationDenied, .tokenRequestRejected, .idTokenRejected: return .serverRefused
         case .invalidServerResponse, .network: return .retryLater
         case .cancelled, .timedOut: return .cancelledByUser
-        case .configuration, .storage: return .fixConfiguration
+        case .configuration, .portInUse, .storage: return .fixConfiguration
+        case .localFault: return .localFault
         case .loginRequired: return .logInAgain
         }
     }
@@ -81,6 +90,8 @@ public enum OAuthError: Error, Sendable, Equatable {
         case cancelledByUser
         /// The server said no; its error says why.
         case serverRefused
+        /// This machine failed (sockets, threads): try again, and check its limits if it persists.
+        case localFault
     }
 }
 
@@ -107,6 +118,11 @@ extension OAuthError: CustomStringConvertible {
             return "Timed out after \(seconds) s. \(hint)"
         case .configuration(let message):
             return "Configuration error: \(message)"
+        case .portInUse(let port, let address, let heldBy):
+            let holder = heldBy.map { ", held by \($0)" } ?? ""
+            return "Configuration error: port \(port) on \(address) is already in use\(holder): probably another sign-in (sfauth or sf) is waiting on it; finish or cancel that one, then try again"
+        case .localFault(let message):
+            return "Local failure: \(Self.trimmingPeriod(message)). Try again; if it persists, check this machine's limits (open files, threads, memory)."
         case .loginRequired(let message):
             return message
         case .storage(let message):

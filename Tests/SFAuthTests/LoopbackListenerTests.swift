@@ -25,18 +25,20 @@ struct LoopbackListenerTests {
         #expect(listener.boundAddresses == ["127.0.0.1:\(listener.port)"])
     }
 
-    @Test("a fixed port is bound; a second listener on it fails with a clear configuration error")
+    @Test("a fixed port is bound; a second listener on it fails with a typed port-in-use error and a clear message")
     func fixedPortInUse() async throws {
         let port = try LoopbackTestClient.freePort()
         let first = try LoopbackListener(configuration: .init(port: port, callbackPath: "/OauthRedirect"))
         defer { first.cancel() }
         #expect(first.port == port)
         #expect(first.redirectURI == "http://127.0.0.1:\(port)/OauthRedirect")
-        #expect(throws: OAuthError.configuration(
-            "port \(port) on 127.0.0.1 is already in use: probably another sign-in (sfauth or sf) is waiting on it; finish or cancel that one, then try again")
-        ) {
+        // This process holds it, and /proc lookups skip our own pid: no holder is named.
+        let error = #expect(throws: OAuthError.portInUse(port: port, address: "127.0.0.1", heldBy: nil)) {
             _ = try LoopbackListener(configuration: .init(port: port))
         }
+        #expect(error?.description == "Configuration error: "
+            + "port \(port) on 127.0.0.1 is already in use: probably another sign-in (sfauth or sf) is waiting on it; finish or cancel that one, then try again")
+        #expect(error?.recovery == .fixConfiguration)
         // Once the first one is closed the port can be bound again at once (SO_REUSEADDR).
         first.cancel()
         let again = try LoopbackListener(configuration: .init(port: port))

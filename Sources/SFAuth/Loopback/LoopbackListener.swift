@@ -54,8 +54,10 @@ public final class LoopbackListener: Sendable {
     /// (127.0.0.1 alone where ::1 does not exist). Never the wildcard address. Every descriptor is
     /// close-on-exec, so a browser started meanwhile inherits none of them.
     ///
-    /// - Throws: `OAuthError.configuration` when the host is not a loopback host, the path is not an
-    ///   absolute path, or the port is in use ("port 1717 on 127.0.0.1 is already in use; …").
+    /// - Throws: `OAuthError.portInUse` when the port is taken ("port 1717 on 127.0.0.1 is already
+    ///   in use, held by …"); `OAuthError.configuration` when the host is not a loopback host, the
+    ///   path is not an absolute path, or the port needs privileges; `OAuthError.localFault` when
+    ///   this machine cannot give a socket (out of descriptors, no loopback interface, …).
     public init(configuration: Configuration = Configuration()) throws(OAuthError) {
         let path = configuration.callbackPath
         guard path.hasPrefix("/"), !path.contains(where: { "?# \t\r\n".contains($0) }) else {
@@ -89,7 +91,8 @@ public final class LoopbackListener: Sendable {
     ///   - expectedState: the `state` sent in the authorization request; compared exactly.
     ///   - timeout: how long to wait for the redirect.
     /// - Throws: `OAuthError.timedOut` when the deadline passes, `OAuthError.cancelled` on task
-    ///   cancellation or ``cancel()``. In every throwing case all sockets are closed on return.
+    ///   cancellation or ``cancel()``, `OAuthError.localFault` when the listener itself fails
+    ///   (`poll`, no thread). In every throwing case all sockets are closed on return.
     public func waitForCallback(expectedState: String, timeout: Duration) async throws(OAuthError) -> CallbackOutcome {
         let (seconds, attoseconds) = timeout.components
         let milliseconds = max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)

@@ -45,7 +45,7 @@ final class LoopbackListenerCore: Sendable {
         var pair: [Int32] = [-1, -1]
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         guard socketpair(AF_UNIX, type, 0, &pair) == 0 else {
-            throw .configuration("cannot create the listener's wake-up channel: \(GlibcExtras.errorText(errno))")
+            throw .localFault("cannot create the listener's wake-up channel: \(GlibcExtras.errorText(errno))")
         }
         state = Mutex(State(listeners: listeners, wakeRead: pair[0], wakeWrite: pair[1]))
     }
@@ -69,8 +69,9 @@ final class LoopbackListenerCore: Sendable {
         case .run(let listeners, let wake):
             let server = LoopbackServer(request: request, listeners: listeners, wakeFD: wake, core: self)
             if !server.startThread() {
+                let reason = GlibcExtras.errorText(errno)
                 server.closeAll()
-                serverEnded(error: .configuration("cannot start the listener thread: \(GlibcExtras.errorText(errno))"))
+                serverEnded(error: .localFault("cannot start the listener thread: \(reason)"))
             }
         }
     }

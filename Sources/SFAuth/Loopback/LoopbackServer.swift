@@ -180,7 +180,7 @@ final class LoopbackServer {
             let ready = poll(&pollFDs, nfds_t(pollFDs.count), timeout)
             if ready < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
-                return end(.configuration("the listener failed: poll: \(GlibcExtras.errorText(errno))"))
+                return end(.localFault("the listener failed: poll: \(GlibcExtras.errorText(errno))"))
             }
             if ready == 0 { continue }
             now = GlibcExtras.monotonicMilliseconds()
