@@ -47,6 +47,8 @@ public final class LoopbackListener: Sendable {
     public let redirectURI: String
 
     private let core: LoopbackListenerCore
+    /// Connection limit and timeouts; tests shorten them.
+    private let limits: LoopbackStateMachine.Limits
 
     /// Binds at once, before the authorization request is built.
     ///
@@ -58,7 +60,12 @@ public final class LoopbackListener: Sendable {
     ///   in use, held by …"); `OAuthError.configuration` when the host is not a loopback host, the
     ///   path is not an absolute path, or the port needs privileges; `OAuthError.localFault` when
     ///   this machine cannot give a socket (out of descriptors, no loopback interface, …).
-    public init(configuration: Configuration = Configuration()) throws(OAuthError) {
+    public convenience init(configuration: Configuration = Configuration()) throws(OAuthError) {
+        try self.init(configuration: configuration, limits: LoopbackStateMachine.Limits())
+    }
+
+    /// Binds at once, with other limits (for tests).
+    init(configuration: Configuration, limits: LoopbackStateMachine.Limits) throws(OAuthError) {
         let path = configuration.callbackPath
         guard path.hasPrefix("/"), !path.contains(where: { "?# \t\r\n".contains($0) }) else {
             throw .configuration(
@@ -66,6 +73,7 @@ public final class LoopbackListener: Sendable {
         }
         let bound = try LoopbackSockets.bind(host: configuration.host, port: configuration.port)
         self.configuration = configuration
+        self.limits = limits
         self.port = bound.port
         self.redirectURI = "http://\(configuration.host):\(bound.port)\(path)"
         do {
@@ -103,17 +111,18 @@ public final class LoopbackListener: Sendable {
             : "register \(redirectURI) for this client"
         let hint = "No redirect arrived. If the browser showed an error from the server (for example a redirect URI that is not registered), "
             + "\(register); otherwise sign in again."
-        let request = LoopbackServer.Request(
+        let wait = LoopbackStateMachine.Configuration(
             port: port,
             callbackPath: configuration.callbackPath,
             expectedState: expectedState,
-            timeoutMilliseconds: milliseconds,
+            timeout: milliseconds,
             timeoutError: .timedOut(seconds: wholeSeconds, hint: hint))
-        let core = self.core
+        let core = self.core, limits = self.limits
         do {
+            // Task cancellation is the one way in: the handler wakes the server thread's poll().
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    core.start(request, continuation: continuation)
+                    core.start(wait, limits: limits, continuation: continuation)
                 }
             } onCancel: {
                 core.cancel()
