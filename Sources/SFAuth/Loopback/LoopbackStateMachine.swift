@@ -8,94 +8,13 @@ import SFAuthCore
 /// Time is a value: every event carries `now`, milliseconds on a monotonic clock, and the loop asks
 /// ``nextDeadline`` how long it may sleep in `poll()`. So the whole protocol — the Host check, the
 /// 64 KiB head limit, concurrent preconnects, the timeouts — is tested as tables of events and
-/// actions (`LoopbackStateMachineTests`), without a socket or a sleep.
+/// actions (`LoopbackStateMachineTests`), without a socket or a sleep. The events, actions and
+/// settings are declared in `LoopbackStateMachine+Events.swift`.
 struct LoopbackStateMachine {
     /// Identifies a connection; the loop uses the socket's descriptor (unique while it is open).
     typealias ConnectionID = Int32
     /// Milliseconds on a monotonic clock.
     typealias Milliseconds = Int64
-
-    /// What the wait is for.
-    struct Configuration: Sendable {
-        /// The port the listener is bound to: requests must name it in their `Host` field.
-        var port: UInt16
-        /// The callback path, matched exactly.
-        var callbackPath: String
-        /// The `state` sent in the authorization request, compared exactly.
-        var expectedState: String
-        /// How long to wait for the callback.
-        var timeout: Milliseconds
-        /// What the wait ends with when `timeout` passes.
-        var timeoutError: OAuthError
-    }
-
-    /// The limits that keep a stray or hostile client from holding the listener.
-    struct Limits: Sendable, Equatable {
-        /// Most connections open at once; beyond that the oldest idle one is closed.
-        var maximumConnections = 32
-        /// A connection that sends nothing (or reads nothing) for this long is closed.
-        var idleTimeout: Milliseconds = 10_000
-        /// How long a connection may still send after its response before it is closed.
-        var drainTimeout: Milliseconds = 2_000
-        /// How long, after `finish`, the browser has to ask for the result page.
-        var finishGracePeriod: Milliseconds = 3_000
-        /// How long accepting pauses after `accept` failed for want of descriptors or memory.
-        var acceptPause: Milliseconds = 100
-    }
-
-    /// What happened, as the loop saw it.
-    enum Event: Equatable {
-        /// A connection was accepted.
-        case accepted(ConnectionID)
-        /// `accept` failed for want of descriptors or memory (not a transient `EAGAIN`/`EINTR`).
-        case acceptFailed
-        /// Bytes arrived on a connection.
-        case received(ConnectionID, [UInt8])
-        /// The bytes of the last `.send` were written up to `count` (all of them, or until the
-        /// socket's buffer was full).
-        case sent(ConnectionID, count: Int)
-        /// A connection waiting to write can take more bytes.
-        case writable(ConnectionID)
-        /// The peer shut its sending side (a read returned end of file).
-        case peerFinished(ConnectionID)
-        /// Reading or writing failed; `reset` when the peer reset the connection.
-        case peerFailed(ConnectionID, reset: Bool)
-        /// The socket reports hang-up or an error while nothing was being read or written.
-        case hungUp(ConnectionID)
-        /// The caller asked for the result page (``LoopbackListener/finish(_:)``).
-        case finish(LoopbackListener.ResultPage)
-        /// The caller cancelled.
-        case cancel
-        /// Time passed: deadlines are checked.
-        case tick
-    }
-
-    /// What the loop must do, in order.
-    enum Action: Equatable {
-        /// Write `bytes` on the connection, then report `.sent` with how many were written (or
-        /// `.peerFailed`).
-        case send(ConnectionID, ArraySlice<UInt8>)
-        /// The connection holds the accepted callback: it stays open, unanswered, until `finish`.
-        case hold(ConnectionID)
-        /// The response is complete: shut the sending side so the client sees its end, and discard
-        /// what the client sent meanwhile (closing with unread input would reset the connection and
-        /// could lose the response).
-        case shutdownWrite(ConnectionID)
-        /// Close the connection.
-        case close(ConnectionID)
-        /// The redirect arrived: end the wait with this outcome.
-        case resolve(CallbackOutcome)
-        /// The listener is done: close every socket; a wait still pending ends with the error (or
-        /// `.cancelled` when there is none).
-        case stop(OAuthError?)
-    }
-
-    /// Which readiness the loop should wait for on a connection.
-    enum Interest: Equatable {
-        case read, write
-        /// Nothing to read or write; only a hang-up matters (`.hungUp`).
-        case hangUp
-    }
 
     private enum Stage {
         /// Waiting for the callback until the deadline.
@@ -272,9 +191,9 @@ struct LoopbackStateMachine {
         }
     }
 
+    /// Only polled for on a held connection whose browser shut its side: it is gone for good.
     private mutating func hungUp(_ id: ConnectionID) -> [Action] {
-        guard let connection = connections.first(where: { $0.id == id }) else { return [] }
-        if connection.phase == .writing, connection.purpose != .other { return stop(nil) }
+        guard index(of: id) != nil else { return [] }
         return [remove(id)]
     }
 
@@ -296,14 +215,14 @@ struct LoopbackStateMachine {
         return actions
     }
 
-    // MARK: - Helpers shared with the request handling
+    // MARK: - Helpers
 
-    var isFinishing: Bool {
+    private var isFinishing: Bool {
         if case .finishing = stage { return true }
         return false
     }
 
-    mutating func stop(_ error: OAuthError?) -> [Action] {
+    private mutating func stop(_ error: OAuthError?) -> [Action] {
         stage = .stopped
         return [.stop(error)]
     }
