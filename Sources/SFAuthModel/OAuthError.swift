@@ -46,9 +46,17 @@ public enum OAuthError: Error, Sendable, Equatable {
     case cancelled
     /// The flow's deadline passed: no redirect arrived, or nobody approved the device code in time.
     /// `seconds` is the time waited; `hint` says what happened and what to do.
-    case timedOut(seconds: Int, hint: String)
-    /// The configuration cannot work (bad URL, insecure endpoint, port in use, …).
+    case timedOut(seconds: Int, hint: Problem)
+    /// The configuration cannot work (bad URL, insecure endpoint, a port that needs privileges, …).
     case configuration(Problem)
+    /// The loopback listener's port is taken by another socket (`EADDRINUSE`), most often another
+    /// sign-in waiting on the same fixed port. `address` is `127.0.0.1` or `[::1]`; `heldBy` names
+    /// the process holding it (`sf (pid 4242)`) when that could be found.
+    case portInUse(port: UInt16, address: String, heldBy: String?)
+    /// Something on this machine failed that is neither the configuration nor the server: a
+    /// socket, `poll`, or a thread of the loopback listener could not be had (out of descriptors,
+    /// memory or threads). The associated value says which call failed and why.
+    case localFault(String)
     /// There are no usable stored credentials; a browser login is needed.
     case loginRequired(Problem)
     /// The credential store could not be read or written.
@@ -64,7 +72,8 @@ public enum OAuthError: Error, Sendable, Equatable {
         case .authorizationDenied, .tokenRequestRejected, .idTokenRejected: return .serverRefused
         case .invalidServerResponse, .network: return .retryLater
         case .cancelled, .timedOut: return .cancelledByUser
-        case .configuration, .storage: return .fixConfiguration
+        case .configuration, .portInUse, .storage: return .fixConfiguration
+        case .localFault: return .localFault
         case .loginRequired: return .logInAgain
         }
     }
@@ -72,7 +81,8 @@ public enum OAuthError: Error, Sendable, Equatable {
     /// What helps, when one thing does: the tool showing the error says it in its own words.
     public var remedy: Remedy? {
         switch self {
-        case .configuration(let problem), .loginRequired(let problem), .storage(let problem): return problem.remedy
+        case .configuration(let problem), .loginRequired(let problem), .storage(let problem), .timedOut(_, let problem):
+            return problem.remedy
         default: return nil
         }
     }
@@ -89,6 +99,8 @@ public enum OAuthError: Error, Sendable, Equatable {
         case cancelledByUser
         /// The server said no; its error says why.
         case serverRefused
+        /// This machine failed (sockets, threads): try again, and check its limits if it persists.
+        case localFault
     }
 }
 
@@ -119,9 +131,14 @@ extension OAuthError: CustomStringConvertible {
         case .cancelled:
             return "The sign-in was cancelled."
         case .timedOut(let seconds, let hint):
-            return "Timed out after \(seconds) s. \(hint)"
+            return "Timed out after \(seconds) s. \(Self.text(of: hint, advising: advice))"
         case .configuration(let problem):
             return "Configuration error: \(Self.text(of: problem, advising: advice))"
+        case .portInUse(let port, let address, let heldBy):
+            let holder = heldBy.map { ", held by \($0)" } ?? ""
+            return "Configuration error: port \(port) on \(address) is already in use\(holder): probably another sign-in is waiting on it; finish or cancel that one, then try again"
+        case .localFault(let message):
+            return "Local failure: \(Self.trimmingPeriod(message)). Try again; if it persists, check this machine's limits (open files, threads, memory)."
         case .loginRequired(let problem):
             return Self.text(of: problem, advising: advice)
         case .storage(let problem):

@@ -162,9 +162,8 @@ struct DoctorCommand: AsyncParsableCommand {
             listener.cancel()
             return nil
         } catch {
-            guard case .configuration(let problem) = error, case let message = problem.text, message.contains("already in use") else { return nil }
-            let held = message.firstRange(of: ", held by ").map { message[$0.upperBound...].prefix(while: { $0 != ":" }) }
-            return held.map(String.init) ?? ""
+            guard case .portInUse(_, _, let heldBy) = error else { return nil }
+            return heldBy ?? ""
         }
     }
 

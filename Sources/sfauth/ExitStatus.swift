@@ -16,6 +16,9 @@ enum ExitStatus: Int32 {
     case serverRefused = 5
     /// No answer or an unusable answer from the server: retry later.
     case network = 6
+    // 7 and 8 are `sfauth request`'s HTTP 4xx and 5xx (`RequestCommand.ResponseStatus`).
+    /// This machine failed: the login's loopback listener could not get a socket, `poll` or a thread.
+    case localFault = 9
 
     /// The status for an error, by what the user should do next.
     init(_ error: OAuthError) {
@@ -28,6 +31,7 @@ enum ExitStatus: Int32 {
             case .cancelledByUser: self = .cancelled
             case .serverRefused: self = .serverRefused
             case .retryLater: self = .network
+            case .localFault: self = .localFault
             }
         }
     }

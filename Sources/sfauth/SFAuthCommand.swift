@@ -20,7 +20,8 @@ struct SFAuthCommand: AsyncParsableCommand {
               sfauth logout
 
             Exit codes: 0 success, 1 credential store error, 2 usage or configuration error, \
-            3 login required (the message names the command that signs you in again), 4 cancelled or timed out, 5 refused by the server, 6 network or server failure; sfauth request: 7 an HTTP 4xx, 8 an HTTP 5xx.
+            3 login required (the message names the command that signs you in again), 4 cancelled or timed out, 5 refused by the server, 6 network or server failure; sfauth request: 7 an HTTP 4xx, 8 an HTTP 5xx; \
+            9 a local failure (the login's listener could not get a socket, poll or a thread).
             """,
         version: "0.1.0",  // = the file VERSION; scripts/build-release refuses to build when they differ
         subcommands: [LoginCommand.self, TokenCommand.self, AccountsCommand.self, UseCommand.self, WhoamiCommand.self,

@@ -30,7 +30,7 @@ enum SFAuthWords {
         case .useAnotherCredentialsDirectory:
             return "Or point SFAUTH_HOME at a directory of your own."
         case .chooseCallbackPort:
-            return "Or choose a fixed port with --port and register that."
+            return "Or choose a fixed port with --port (and register it)."
         case .chooseBrowserCommand:
             return "Use --browser-command, or open the URL yourself."
         case .allowHost(let host):

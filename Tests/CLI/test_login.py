@@ -12,6 +12,7 @@ from conftest import free_port, is_listening, redirect_uri_of
 
 # Exit statuses documented in the README.
 OK, STORAGE, USAGE, LOGIN_REQUIRED, CANCELLED, REFUSED, NETWORK = 0, 1, 2, 3, 4, 5, 6
+LOCAL_FAULT = 9
 
 
 def call_api(url, token):
@@ -193,6 +194,25 @@ def test_extra_authorization_parameters_reach_the_server(sfauth):
     refused = sfauth.run(*sfauth.login_args(extra=["--param", "state=mine", "--no-browser"]))
     assert refused.returncode == USAGE and "'state' is set by sfauth itself" in refused.stderr
     assert sfauth.run(*sfauth.login_args(extra=["--param", "novalue", "--no-browser"])).returncode == USAGE
+
+
+def test_a_listener_short_of_descriptors_is_a_local_fault_not_a_usage_error(sfauth):
+    import resource
+    import subprocess
+    # How many descriptors sfauth opens before its listener's sockets depends on the machine: try a
+    # range of limits; one of them lets the store be read and leaves no descriptor for a socket.
+    faults = []
+    for limit in range(4, 16):
+        def limited(limit=limit):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+        login = subprocess.run([sfauth.binary, *sfauth.login_args(extra=["--no-browser", "--timeout", "1"])],
+                               env=sfauth.env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                               timeout=30, preexec_fn=limited)
+        assert login.returncode != USAGE, login.stderr
+        if login.returncode == LOCAL_FAULT:
+            assert "Local failure: " in login.stderr and "Too many open files" in login.stderr, login.stderr
+            faults.append(limit)
+    assert faults, "no limit made the listener fail"
 
 
 def test_a_busy_fixed_port_names_the_sign_in_probably_waiting_on_it(sfauth):

@@ -91,7 +91,7 @@ import Testing
             try polling.next(after: json(400, #"{"error":"expired_token"}"#), endpoint: "e")
         } throws: { error in
             guard case OAuthError.timedOut(600, let hint) = error else { return false }
-            return hint.contains("ABCD-EFGH") && hint.contains("expired")
+            return hint.text.contains("ABCD-EFGH") && hint.text.contains("expired")
         }
         #expect(throws: OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_grant", httpStatus: 400))) {
             try polling.next(after: json(400, #"{"error":"invalid_grant"}"#), endpoint: "e")

@@ -66,7 +66,7 @@ import Testing
         }
         guard case .timedOut(let seconds, let hint)? = error else { Issue.record("not a timeout: \(String(describing: error))"); return }
         #expect(seconds == 5)
-        #expect(hint.contains("WXYZ"))
+        #expect(hint.text.contains("WXYZ"))
         // Polls at 1, 2, 3 and 4 s; at 5 s the code is gone, and nobody asks again.
         #expect(endpoint.count == 5)
         #expect(clock.monotonicNow() == .seconds(5))

@@ -5,7 +5,10 @@ import Testing
 
 @testable import SFAuth
 
-// Real sockets over loopback: a tiny blocking HTTP client plays the browser.
+// Real sockets over loopback: a tiny blocking HTTP client plays the browser. These test the poll()
+// loop (`LoopbackServer`) end to end; the decisions themselves — every status, limit and timeout —
+// are tabled without sockets in `LoopbackStateMachineTests`. Instead of sleeping until the server
+// thread is surely polling, a test makes a request and waits for its answer (`ready`).
 
 @Suite("LoopbackListener")
 struct LoopbackListenerTests {
@@ -25,18 +28,20 @@ struct LoopbackListenerTests {
         #expect(listener.boundAddresses == ["127.0.0.1:\(listener.port)"])
     }
 
-    @Test("a fixed port is bound; a second listener on it fails with a clear configuration error")
+    @Test("a fixed port is bound; a second listener on it fails with a typed port-in-use error and a clear message")
     func fixedPortInUse() async throws {
         let port = try LoopbackTestClient.freePort()
         let first = try LoopbackListener(configuration: .init(port: port, callbackPath: "/OauthRedirect"))
         defer { first.cancel() }
         #expect(first.port == port)
         #expect(first.redirectURI == "http://127.0.0.1:\(port)/OauthRedirect")
-        #expect(throws: OAuthError.configuration(
-            "port \(port) on 127.0.0.1 is already in use: probably another sign-in (sfauth or sf) is waiting on it; finish or cancel that one, then try again")
-        ) {
+        // This process holds it, and /proc lookups skip our own pid: no holder is named.
+        let error = #expect(throws: OAuthError.portInUse(port: port, address: "127.0.0.1", heldBy: nil)) {
             _ = try LoopbackListener(configuration: .init(port: port))
         }
+        #expect(error?.description == "Configuration error: "
+            + "port \(port) on 127.0.0.1 is already in use: probably another sign-in is waiting on it; finish or cancel that one, then try again")
+        #expect(error?.recovery == .fixConfiguration)
         // Once the first one is closed the port can be bound again at once (SO_REUSEADDR).
         first.cancel()
         let again = try LoopbackListener(configuration: .init(port: port))
@@ -129,7 +134,7 @@ struct LoopbackListenerTests {
         let wait = Task { try await listener.waitForCallback(expectedState: "right", timeout: .seconds(20)) }
         // Like Chromium: a few sockets opened ahead and never used.
         let idle = try (0..<4).map { _ in try LoopbackTestClient(host: "127.0.0.1", port: listener.port) }
-        try await Task.sleep(for: .milliseconds(50))
+        try await ready(listener)  // a later connection answered: the idle ones were accepted before it
         let clock = ContinuousClock()
         let started = clock.now
         let held = try await LoopbackTestClient.sendHeld("/callback?code=abc&state=right", port: listener.port)
@@ -153,11 +158,11 @@ struct LoopbackListenerTests {
         defer { listener.cancel() }
         let wait = Task { try await listener.waitForCallback(expectedState: "right", timeout: .seconds(20)) }
         let idle = try (0..<40).map { _ in try LoopbackTestClient(host: "127.0.0.1", port: listener.port) }
-        try await Task.sleep(for: .milliseconds(100))
         _ = try await LoopbackTestClient.sendHeld("/callback?code=abc&state=right", port: listener.port)
         #expect(try await wait.value == .authorized(AuthorizationResponse(code: "abc", state: "right")))
-        // The oldest idle ones were closed by the listener (EOF), the newest are still open.
-        try await Task.sleep(for: .milliseconds(200))
+        // The oldest idle ones were closed by the listener (EOF) before the callback was read; the
+        // newest are still open. (Which ones exactly: `LoopbackStateMachineTests.connectionLimit`.)
+        #expect(try await LoopbackTestClient.blocking { idle[0].isClosedByPeer(waitMilliseconds: 2000) })
         let closedCount = idle.filter { $0.isClosedByPeer(waitMilliseconds: 0) }.count
         #expect(closedCount >= 8 && closedCount <= 10, "closed: \(closedCount)")
     }
@@ -185,7 +190,9 @@ struct LoopbackListenerTests {
 
     @Test("error=access_denied with our state returns .denied")
     func denied() async throws {
-        let listener = try LoopbackListener(configuration: .init(callbackPath: "/OauthRedirect"))
+        // The grace period shortened from 3 s to 0.3 s (the state machine tables the real one).
+        let listener = try LoopbackListener(configuration: .init(callbackPath: "/OauthRedirect"),
+                                            limits: .init(drainTimeout: 200, finishGracePeriod: 300))
         defer { listener.cancel() }
         let wait = Task { try await listener.waitForCallback(expectedState: "right", timeout: .seconds(20)) }
         let held = try await LoopbackTestClient.sendHeld(
@@ -199,7 +206,7 @@ struct LoopbackListenerTests {
         let started = clock.now
         await listener.finish(.failed(message: "denied"))
         let elapsed = clock.now - started
-        #expect(elapsed >= .milliseconds(2500) && elapsed < .seconds(6), "finish took \(elapsed)")
+        #expect(elapsed >= .milliseconds(250) && elapsed < .seconds(3), "finish took \(elapsed)")
         let redirect = try await held.response()
         #expect(redirect.status == 303)
         #expect(redirect.header("Location") == "/sfauth/failed")
@@ -276,7 +283,6 @@ struct LoopbackListenerTests {
         let held = try await LoopbackTestClient.sendHeld("/callback?code=c&state=st", port: listener.port)
         _ = try await wait.value
         held.resetAndClose()
-        try await Task.sleep(for: .milliseconds(100))
         let clock = ContinuousClock()
         let started = clock.now
         await listener.finish(.signedIn(detail: ""))
@@ -297,9 +303,9 @@ struct LoopbackListenerTests {
             Issue.record("waitForCallback returned")
         } catch .timedOut(let seconds, let hint) {
             #expect(seconds == 0)
-            #expect(hint == "No redirect arrived. If the browser showed an error from the server (for example a redirect URI that is not registered), "
-                + "make sure the client accepts 127.0.0.1 redirects on any port (RFC 8252 §7.3), or choose a fixed port with --port "
-                + "and register that; otherwise sign in again.")
+            #expect(hint == Problem("No redirect arrived. If the browser showed an error from the server (for example a redirect URI that is not registered), "
+                + "make sure the client accepts 127.0.0.1 redirects on any port (RFC 8252 §7.3); otherwise sign in again.",
+                                    remedy: .chooseCallbackPort))
         } catch {
             Issue.record("unexpected error \(error)")
         }
@@ -312,7 +318,7 @@ struct LoopbackListenerTests {
         let listener = try LoopbackListener()
         let port = listener.port
         let wait = Task { try await listener.waitForCallback(expectedState: "s", timeout: .seconds(30)) }
-        try await Task.sleep(for: .milliseconds(100))
+        try await ready(listener)
         wait.cancel()
         await #expect(throws: OAuthError.cancelled) { try await wait.value }
         #expect(LoopbackTestClient.connectErrno(host: "127.0.0.1", port: port) == ECONNREFUSED)
@@ -354,7 +360,7 @@ struct LoopbackListenerTests {
         let listener = try LoopbackListener()
         let port = listener.port
         let wait = Task { try await listener.waitForCallback(expectedState: "s", timeout: .seconds(30)) }
-        try await Task.sleep(for: .milliseconds(100))
+        try await ready(listener)
         Thread.detachNewThread { listener.cancel(); listener.cancel() }
         await #expect(throws: OAuthError.cancelled) { try await wait.value }
         listener.cancel()
@@ -388,7 +394,7 @@ struct LoopbackListenerTests {
         let listener = try LoopbackListener()
         defer { listener.cancel() }
         let first = Task { try await listener.waitForCallback(expectedState: "s", timeout: .seconds(20)) }
-        try await Task.sleep(for: .milliseconds(50))
+        try await ready(listener)
         await #expect(throws: OAuthError.self) {
             _ = try await listener.waitForCallback(expectedState: "s", timeout: .seconds(1))
         }
@@ -470,11 +476,16 @@ struct LoopbackListenerTests {
         // A request split in small pieces is assembled.
         let slow = try LoopbackTestClient(host: "127.0.0.1", port: listener.port)
         for piece in ["GET /callback?co", "de=c&state=st HT", "TP/1.1\r\nHost: 127.0.0.1:\(listener.port)\r", "\n\r\n"] {
-            try slow.write(piece)
-            try await Task.sleep(for: .milliseconds(20))
+            try slow.write(piece)  // may arrive in one read or several: the tables cover each split
         }
         #expect(try await wait.value == .authorized(AuthorizationResponse(code: "c", state: "st")))
     }
+}
+
+/// Returns once the listener's server thread answers a request: its wait has started and it is polling.
+func ready(_ listener: LoopbackListener) async throws {
+    let response = try await LoopbackTestClient.get("/favicon.ico", port: listener.port)
+    #expect(response.status == 404)
 }
 
 // MARK: - A raw-socket HTTP client

@@ -12,18 +12,10 @@ extension OAuthCoordinator {
     /// auth type.
     ///
     /// Ends with `OAuthError.cancelled` on task cancellation or `cancel()` (the device grant's
-    /// polling stops within a fraction of a second). On failure nothing stored is changed.
+    /// polling stops at once: its wait between requests is a cancellable sleep). On failure nothing stored is changed.
     public func authenticate(using grant: Grant) async throws(OAuthError) -> OAuthCredentials {
-        let info = AuthInfo(authType: grant.authType)
-        beginFlow()
-        delegate?.oauthCoordinator(self, willBeginAuthenticationWith: info)
-        do {
-            let credentials = try await runGrant(grant, info: info)
-            delegate?.oauthCoordinator(self, didAuthenticate: credentials, info: info)
-            return credentials
-        } catch {
-            delegate?.oauthCoordinator(self, didFailWith: error, info: info)
-            throw error
+        try await runFlow(info: AuthInfo(authType: grant.authType)) { coordinator, info throws(OAuthError) in
+            try await coordinator.runGrant(grant, info: info)
         }
     }
 
@@ -57,7 +49,7 @@ extension OAuthCoordinator {
             if response.refreshToken == nil { response.refreshToken = refreshToken }
             tokens = response
         }
-        if isCancelled || Task.isCancelled { throw .cancelled }
+        if Task.isCancelled { throw .cancelled }
 
         var credentials = OAuthCredentials(response: tokens, server: server, client: client, obtainedBy: grant.authType,
                                            username: grant.username, now: now())
@@ -72,7 +64,7 @@ extension OAuthCoordinator {
 
     /// One token request and its response.
     private func requestTokens(_ request: HTTPRequest) async throws(OAuthError) -> TokenResponse {
-        if isCancelled || Task.isCancelled { throw .cancelled }
+        if Task.isCancelled { throw .cancelled }
         return try TokenResponse.decode(try await httpClient.sendForOAuth(request), endpoint: request.url)
     }
 
@@ -108,20 +100,15 @@ extension OAuthCoordinator {
         }
     }
 
-    /// Sleeps `seconds` (or until `deadline`) on the coordinator's clock in short slices, so `cancel()`
-    /// from another thread ends the wait promptly; throws `cancelled` then.
+    /// Sleeps `seconds` (or until `deadline`) on the coordinator's clock; task cancellation (which
+    /// `cancel()` is) ends the sleep at once and throws `cancelled`.
     private func sleep(seconds: Int, until deadline: Duration) async throws(OAuthError) {
-        let end = min(clock.monotonicNow() + .seconds(seconds), deadline)
-        while true {
-            let remaining = end - clock.monotonicNow()
-            guard remaining > .zero else { break }
-            if isCancelled || Task.isCancelled { throw .cancelled }
-            do {
-                try await clock.sleep(for: min(.milliseconds(200), remaining))
-            } catch {
-                throw .cancelled
-            }
+        let remaining = min(clock.monotonicNow() + .seconds(seconds), deadline) - clock.monotonicNow()
+        guard remaining > .zero else { return }
+        do {
+            try await clock.sleep(for: remaining)
+        } catch {
+            throw .cancelled
         }
-        if isCancelled || Task.isCancelled { throw .cancelled }
     }
 }

@@ -80,8 +80,8 @@ public final class OAuthCoordinator: Sendable {
 
     private struct FlowState: ~Copyable {
         var delegate = WeakDelegate()
-        var listener: LoopbackListener?
-        var cancelled = false
+        /// The flow in progress, which `cancel()` cancels.
+        var flow: Task<OAuthCredentials, any Error>?
     }
 
     /// Creates a coordinator.
@@ -120,16 +120,8 @@ public final class OAuthCoordinator: Sendable {
     /// when no redirect arrives within `configuration.timeout`; the listener is closed in every case.
     /// On failure nothing stored is changed.
     public func authenticate() async throws(OAuthError) -> OAuthCredentials {
-        let info = AuthInfo(authType: .browser)
-        beginFlow()
-        delegate?.oauthCoordinator(self, willBeginAuthenticationWith: info)
-        do {
-            let credentials = try await runBrowserFlow(info: info)
-            delegate?.oauthCoordinator(self, didAuthenticate: credentials, info: info)
-            return credentials
-        } catch {
-            delegate?.oauthCoordinator(self, didFailWith: error, info: info)
-            throw error
+        try await runFlow(info: AuthInfo(authType: .browser)) { coordinator, info throws(OAuthError) in
+            try await coordinator.runBrowserFlow(info: info)
         }
     }
 
@@ -172,23 +164,46 @@ public final class OAuthCoordinator: Sendable {
     }
 
     /// Stops a flow in progress: the listener closes and `authenticate()` throws `OAuthError.cancelled`.
-    /// Safe to call from any thread, at any time.
+    /// The same as cancelling the task that awaits it. Safe to call from any thread, at any time; a
+    /// `cancel()` when no flow runs has no effect on a later one.
     public func cancel() {
-        let listener = state.withLock { state -> LoopbackListener? in
-            state.cancelled = true
-            return state.listener
-        }
-        listener?.cancel()
+        state.withLock { $0.flow }?.cancel()
     }
 
     /// Same as `cancel()`; the name `SFOAuthCoordinator` uses.
     public func stopAuthentication() { cancel() }
 
-    /// Whether `cancel()` was called since the current flow began.
-    var isCancelled: Bool { state.withLock { $0.cancelled } }
-
-    /// Marks the start of a flow: a `cancel()` from before it no longer counts.
-    func beginFlow() { state.withLock { $0.cancelled = false } }
+    /// Runs one flow — the delegate's `willBegin`, `body`, then `didAuthenticate` or `didFail` —
+    /// in a task of its own that `cancel()` cancels, so a flow has one cancellation path: task
+    /// cancellation, whether it comes from `cancel()` or from the caller's task.
+    func runFlow(info: AuthInfo,
+                 _ body: @escaping @Sendable (OAuthCoordinator, AuthInfo) async throws(OAuthError) -> OAuthCredentials)
+        async throws(OAuthError) -> OAuthCredentials {
+        // Created under the lock, so it is registered before it can run: a cancel() from the
+        // delegate's willBegin (which waits for the lock) finds it.
+        let flow = state.withLock { state in
+            let flow = Task { [self] () async throws -> OAuthCredentials in
+                delegate?.oauthCoordinator(self, willBeginAuthenticationWith: info)
+                do throws(OAuthError) {
+                    let credentials = try await body(self, info)
+                    delegate?.oauthCoordinator(self, didAuthenticate: credentials, info: info)
+                    return credentials
+                } catch {
+                    delegate?.oauthCoordinator(self, didFailWith: error, info: info)
+                    throw error
+                }
+            }
+            state.flow = flow
+            return flow
+        }
+        defer { state.withLock { if $0.flow == flow { $0.flow = nil } } }
+        let result = await withTaskCancellationHandler { await flow.result } onCancel: { flow.cancel() }
+        switch result {
+        case .success(let credentials): return credentials
+        case .failure(let error as OAuthError): throw error
+        case .failure: throw .cancelled  // not reached: the body throws only OAuthError
+        }
+    }
 
     // MARK: - The flow
 
@@ -199,33 +214,15 @@ public final class OAuthCoordinator: Sendable {
         // Bind first: the redirect URI names the port actually bound (RFC 8252 §7.3).
         let redirect = configuration.client.redirect
         let listener = try LoopbackListener(configuration: .init(host: redirect.host, port: redirect.port, callbackPath: redirect.path))
-        let cancelledEarly = state.withLock { state -> Bool in
-            state.listener = listener
-            return state.cancelled
-        }
-        defer {
-            listener.cancel()
-            state.withLock { $0.listener = nil }
-        }
-        if cancelledEarly || Task.isCancelled { throw .cancelled }
+        defer { listener.cancel() }
+        if Task.isCancelled { throw .cancelled }
 
         var random = SystemRandomNumberGenerator()
         let request = AuthorizationRequest(server: configuration.server, client: configuration.client,
                                            redirectURI: listener.redirectURI, using: &random)
         await present(request.url, redirectURI: listener.redirectURI, info: info)
 
-        let pasted = PastedOutcome()
-        if let source = configuration.pastedRedirects {
-            Self.readPastedRedirects(from: source, for: request, into: pasted, listener: listener)
-        }
-        let outcome: CallbackOutcome
-        do {
-            outcome = try await listener.waitForCallback(expectedState: request.state, timeout: configuration.timeout)
-        } catch .cancelled {
-            // A pasted redirect ends the wait by closing the listener; anything else was a real cancel.
-            guard let pastedOutcome = pasted.value.withLock({ $0 }) else { throw .cancelled }
-            outcome = pastedOutcome
-        }
+        let outcome = try await waitForRedirect(on: listener, for: request)
 
         switch outcome {
         case .denied(let serverError):
@@ -351,23 +348,26 @@ public final class OAuthCoordinator: Sendable {
         }
     }
 
-    /// Reads pasted lines on a thread of its own until one belongs to this login; then keeps its
-    /// outcome and closes the listener, which ends the wait. The thread may stay blocked reading
-    /// after the flow ends (standard input has no timeout); it does nothing more then.
-    private static func readPastedRedirects(from source: any RedirectURLSource, for request: AuthorizationRequest,
-                                            into box: PastedOutcome, listener: LoopbackListener) {
-        _ = DedicatedThread.start {
-            while let line = source.nextLine() {
-                if line.allSatisfy(\.isWhitespace) { continue }
-                let outcome = CallbackOutcome(pastedURL: line, redirectURI: request.redirectURI, expectedState: request.state)
-                if case .rejected(let reason) = outcome {
-                    source.rejected(line, reason: reason)
-                    continue
-                }
-                box.value.withLock { $0 = outcome }
-                listener.cancel()
-                return
+    /// The redirect, from the listener or pasted by the person (when `pastedRedirects` is set):
+    /// one wait, first one wins and the other is cancelled. When the paste wins, the listener is
+    /// closed by that cancellation, so `finish` has nothing to answer and just returns.
+    private func waitForRedirect(on listener: LoopbackListener, for request: AuthorizationRequest) async throws(OAuthError) -> CallbackOutcome {
+        let timeout = configuration.timeout
+        guard let source = configuration.pastedRedirects else {
+            return try await listener.waitForCallback(expectedState: request.state, timeout: timeout)
+        }
+        do {
+            return try await withThrowingTaskGroup(of: CallbackOutcome.self) { group in
+                group.addTask { try await listener.waitForCallback(expectedState: request.state, timeout: timeout) }
+                group.addTask { try await PastedRedirect.wait(from: source, for: request) }
+                defer { group.cancelAll() }
+                guard let first = try await group.next() else { throw OAuthError.cancelled }
+                return first
             }
+        } catch let error as OAuthError {
+            throw error
+        } catch {
+            throw .cancelled  // the paste's CancellationError: the whole wait was cancelled
         }
     }
 
@@ -411,11 +411,6 @@ public final class OAuthCoordinator: Sendable {
                                           openIDRequested: request.client.requestsOpenID, now: now())
         return credentials
     }
-}
-
-/// The outcome of a pasted redirect, shared between the reading thread and the flow.
-private final class PastedOutcome: Sendable {
-    let value = Mutex<CallbackOutcome?>(nil)
 }
 
 /// A weak reference that can live inside the coordinator's lock.

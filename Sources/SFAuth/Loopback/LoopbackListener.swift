@@ -47,6 +47,8 @@ public final class LoopbackListener: Sendable {
     public let redirectURI: String
 
     private let core: LoopbackListenerCore
+    /// Connection limit and timeouts; tests shorten them.
+    private let limits: LoopbackStateMachine.Limits
 
     /// Binds at once, before the authorization request is built.
     ///
@@ -54,9 +56,16 @@ public final class LoopbackListener: Sendable {
     /// (127.0.0.1 alone where ::1 does not exist). Never the wildcard address. Every descriptor is
     /// close-on-exec, so a browser started meanwhile inherits none of them.
     ///
-    /// - Throws: `OAuthError.configuration` when the host is not a loopback host, the path is not an
-    ///   absolute path, or the port is in use ("port 1717 on 127.0.0.1 is already in use; …").
-    public init(configuration: Configuration = Configuration()) throws(OAuthError) {
+    /// - Throws: `OAuthError.portInUse` when the port is taken ("port 1717 on 127.0.0.1 is already
+    ///   in use, held by …"); `OAuthError.configuration` when the host is not a loopback host, the
+    ///   path is not an absolute path, or the port needs privileges; `OAuthError.localFault` when
+    ///   this machine cannot give a socket (out of descriptors, no loopback interface, …).
+    public convenience init(configuration: Configuration = Configuration()) throws(OAuthError) {
+        try self.init(configuration: configuration, limits: LoopbackStateMachine.Limits())
+    }
+
+    /// Binds at once, with other limits (for tests).
+    init(configuration: Configuration, limits: LoopbackStateMachine.Limits) throws(OAuthError) {
         let path = configuration.callbackPath
         guard path.hasPrefix("/"), !path.contains(where: { "?# \t\r\n".contains($0) }) else {
             throw .configuration(
@@ -64,6 +73,7 @@ public final class LoopbackListener: Sendable {
         }
         let bound = try LoopbackSockets.bind(host: configuration.host, port: configuration.port)
         self.configuration = configuration
+        self.limits = limits
         self.port = bound.port
         self.redirectURI = "http://\(configuration.host):\(bound.port)\(path)"
         do {
@@ -89,28 +99,30 @@ public final class LoopbackListener: Sendable {
     ///   - expectedState: the `state` sent in the authorization request; compared exactly.
     ///   - timeout: how long to wait for the redirect.
     /// - Throws: `OAuthError.timedOut` when the deadline passes, `OAuthError.cancelled` on task
-    ///   cancellation or ``cancel()``. In every throwing case all sockets are closed on return.
+    ///   cancellation or ``cancel()``, `OAuthError.localFault` when the listener itself fails
+    ///   (`poll`, no thread). In every throwing case all sockets are closed on return.
     public func waitForCallback(expectedState: String, timeout: Duration) async throws(OAuthError) -> CallbackOutcome {
         let (seconds, attoseconds) = timeout.components
         let milliseconds = max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
         let wholeSeconds = Int((Double(seconds) + Double(attoseconds) / 1e18).rounded())
         // A port picked at random is good for this sign-in only: registering it would not help the next.
         let register = configuration.port == 0
-            ? "make sure the client accepts \(configuration.host) redirects on any port (RFC 8252 §7.3), or choose a fixed port with --port and register that"
+            ? "make sure the client accepts \(configuration.host) redirects on any port (RFC 8252 §7.3)"
             : "register \(redirectURI) for this client"
-        let hint = "No redirect arrived. If the browser showed an error from the server (for example a redirect URI that is not registered), "
-            + "\(register); otherwise sign in again."
-        let request = LoopbackServer.Request(
+        let hint = Problem("No redirect arrived. If the browser showed an error from the server (for example a redirect URI that is not registered), "
+                           + "\(register); otherwise sign in again.", remedy: configuration.port == 0 ? .chooseCallbackPort : nil)
+        let wait = LoopbackStateMachine.Configuration(
             port: port,
             callbackPath: configuration.callbackPath,
             expectedState: expectedState,
-            timeoutMilliseconds: milliseconds,
+            timeout: milliseconds,
             timeoutError: .timedOut(seconds: wholeSeconds, hint: hint))
-        let core = self.core
+        let core = self.core, limits = self.limits
         do {
+            // Task cancellation is the one way in: the handler wakes the server thread's poll().
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    core.start(request, continuation: continuation)
+                    core.start(wait, limits: limits, continuation: continuation)
                 }
             } onCancel: {
                 core.cancel()

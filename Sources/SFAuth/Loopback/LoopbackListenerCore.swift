@@ -3,7 +3,8 @@ import SFAuthCore
 import Synchronization
 
 /// The state a `LoopbackListener` shares between the callers (any thread or task) and its server
-/// thread. The server thread owns the sockets once it runs; callers only set flags and wake it.
+/// thread. The server thread owns the sockets once it runs; callers leave it a command (cancel, or
+/// the result page to show) and wake its `poll()` through a socket pair — nothing polls a flag.
 final class LoopbackListenerCore: Sendable {
     private enum Phase {
         /// Bound, no server thread yet: the sockets belong to this object.
@@ -45,13 +46,14 @@ final class LoopbackListenerCore: Sendable {
         var pair: [Int32] = [-1, -1]
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         guard socketpair(AF_UNIX, type, 0, &pair) == 0 else {
-            throw .configuration("cannot create the listener's wake-up channel: \(GlibcExtras.errorText(errno))")
+            throw .localFault("cannot create the listener's wake-up channel: \(GlibcExtras.errorText(errno))")
         }
         state = Mutex(State(listeners: listeners, wakeRead: pair[0], wakeWrite: pair[1]))
     }
 
-    /// Starts the server thread for `request`; `continuation` is resumed with the outcome or error.
-    func start(_ request: LoopbackServer.Request, continuation: CheckedContinuation<CallbackOutcome, any Error>) {
+    /// Starts the server thread for `configuration`; `continuation` is resumed with the outcome or error.
+    func start(_ configuration: LoopbackStateMachine.Configuration, limits: LoopbackStateMachine.Limits,
+               continuation: CheckedContinuation<CallbackOutcome, any Error>) {
         enum Action { case fail(OAuthError), run(listeners: [Int32], wake: Int32) }
         let action: Action = state.withLock { state in
             if state.waitStarted {
@@ -67,10 +69,11 @@ final class LoopbackListenerCore: Sendable {
         case .fail(let error):
             continuation.resume(throwing: error)
         case .run(let listeners, let wake):
-            let server = LoopbackServer(request: request, listeners: listeners, wakeFD: wake, core: self)
+            let server = LoopbackServer(configuration, limits: limits, listeners: listeners, wakeFD: wake, core: self)
             if !server.startThread() {
+                let reason = GlibcExtras.errorText(errno)
                 server.closeAll()
-                serverEnded(error: .configuration("cannot start the listener thread: \(GlibcExtras.errorText(errno))"))
+                serverEnded(error: .localFault("cannot start the listener thread: \(reason)"))
             }
         }
     }
@@ -117,9 +120,13 @@ final class LoopbackListenerCore: Sendable {
         }
     }
 
-    /// What the callers asked for since the thread last looked.
-    func pendingCommands() -> (cancel: Bool, finish: LoopbackListener.ResultPage?) {
-        state.withLock { ($0.cancelRequested, $0.finishRequest) }
+    /// What the callers asked for since the thread last looked; the result page is handed over
+    /// once, cancellation every time (it ends the thread anyway).
+    func takeCommands() -> (cancel: Bool, finish: LoopbackListener.ResultPage?) {
+        state.withLock { state in
+            defer { state.finishRequest = nil }
+            return (state.cancelRequested, state.finishRequest)
+        }
     }
 
     /// Called by the server thread with the callback that ends the wait.

@@ -27,6 +27,8 @@ enum LoopbackSockets {
                 case .unavailable:
                     throw OAuthError.configuration(
                         "the IPv6 loopback address ::1 is not available on this machine; use 127.0.0.1 as the redirect host")
+                case .addressInUse:
+                    throw portInUse(port, on: .ipv6)
                 case .failed(let error):
                     throw error
                 }
@@ -47,12 +49,12 @@ enum LoopbackSockets {
                     switch error {
                     case .unavailable:
                         return ([v4], chosen)
+                    case .addressInUse:
+                        shutdownAndClose(v4)
+                        if port == 0, attempts < 8 { continue }
+                        throw portInUse(chosen, on: .ipv6)
                     case .failed(let failure):
                         shutdownAndClose(v4)
-                        if port == 0, attempts < 8, case .configuration(let message) = failure,
-                           message.text.contains("already in use") {
-                            continue
-                        }
                         throw failure
                     }
                 }
@@ -80,8 +82,17 @@ enum LoopbackSockets {
     enum BindError: Error {
         /// The address family or the address does not exist on this machine.
         case unavailable
+        /// Another socket has the port (`EADDRINUSE`).
+        case addressInUse
         /// Any other failure, already worded for the user.
         case failed(OAuthError)
+    }
+
+    /// The error for a port someone else holds. A fixed port is registered with the server
+    /// (Salesforce: exactly 1717), so another port would not match; most often another sign-in is
+    /// waiting on it, and `/proc` may tell which process (looked up only now, not on every retry).
+    private static func portInUse(_ port: UInt16, on family: Family) -> OAuthError {
+        .portInUse(port: port, address: family.displayName, heldBy: PortHolder.describe(port: port))
     }
 
     private static func openSocket(_ family: Family, port: UInt16) throws(BindError) -> Int32 {
@@ -90,7 +101,7 @@ enum LoopbackSockets {
         guard fd >= 0 else {
             let code = errno
             if family == .ipv6, code == EAFNOSUPPORT { throw .unavailable }
-            throw .failed(.configuration("cannot create a socket: \(GlibcExtras.errorText(code))"))
+            throw .failed(.localFault("cannot create a socket: \(GlibcExtras.errorText(code))"))
         }
         var one: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -123,25 +134,21 @@ enum LoopbackSockets {
             close(fd)
             switch code {
             case EADDRINUSE:
-                // A fixed port is registered with the server (Salesforce: exactly 1717): another port
-                // would not match. Most often another sign-in is waiting on it.
-                let holder = PortHolder.describe(port: port).map { ", held by \($0)" } ?? ""
-                throw .failed(.configuration(
-                    "port \(port) on \(family.displayName) is already in use\(holder): probably another sign-in (sfauth or sf) is waiting on it; finish or cancel that one, then try again"))
+                throw .addressInUse
             case EADDRNOTAVAIL where family == .ipv6, EAFNOSUPPORT where family == .ipv6:
                 throw .unavailable
             case EACCES:
-                throw .failed(.configuration(
-                    "port \(port) on \(family.displayName) needs privileges (ports below 1024 are reserved); choose another port with --port"))
+                throw .failed(.configuration(Problem(
+                    "port \(port) on \(family.displayName) needs privileges (ports below 1024 are reserved)", remedy: .chooseCallbackPort)))
             default:
-                throw .failed(.configuration(
+                throw .failed(.localFault(
                     "cannot listen on \(family.displayName) port \(port): \(GlibcExtras.errorText(code))"))
             }
         }
         guard Glibc.listen(fd, 64) == 0 else {
             let code = errno
             close(fd)
-            throw .failed(.configuration(
+            throw .failed(.localFault(
                 "cannot listen on \(family.displayName) port \(port): \(GlibcExtras.errorText(code))"))
         }
         return fd
@@ -153,7 +160,9 @@ enum LoopbackSockets {
         } catch {
             switch error {
             case .unavailable:
-                throw .configuration("the loopback address \(family.displayName) is not available on this machine")
+                throw .localFault("the loopback address \(family.displayName) is not available on this machine")
+            case .addressInUse:
+                throw portInUse(port, on: family)
             case .failed(let failure):
                 throw failure
             }
@@ -189,7 +198,7 @@ enum LoopbackSockets {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         guard result == 0 else {
-            throw .configuration("cannot read the bound port: \(GlibcExtras.errorText(errno))")
+            throw .localFault("cannot read the bound port: \(GlibcExtras.errorText(errno))")
         }
         return withUnsafeBytes(of: &storage) { bytes in
             // sin_port and sin6_port are both at offset 2, in network byte order.
