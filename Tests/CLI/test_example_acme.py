@@ -53,7 +53,7 @@ def test_acme_signs_in_through_the_browser_under_its_own_name(acme, sfauth, serv
     assert not (acme.data / "sfauth").exists()
     # sfauth on the same machine sees none of it.
     theirs = subprocess.run([sfauth.binary, "accounts", "--json"], env=acme.env, capture_output=True, text=True, timeout=60)
-    assert theirs.returncode == OK and json.loads(theirs.stdout) == [], theirs
+    assert theirs.returncode == OK and json.loads(theirs.stdout)["accounts"] == [], theirs
 
     whoami = acme("whoami")
     assert whoami.returncode == OK and whoami.stdout.strip().startswith(record["username"]), whoami

@@ -60,6 +60,16 @@ struct CallbackPagesTests {
         #expect(failed.contains("invalid_grant: &quot;expired&quot; {{detail}}"))
         #expect(!failed.contains("{{message}}"))
 
+        #expect(signedIn.contains("sfauth &middot; browser login") && !signedIn.contains("{{product}}"))
+        // Another app's pages name it, and only it.
+        let acme = AppIdentity(name: "acme", displayName: "Acme <CLI>")
+        for page in [LoopbackHTTP.signedInPage(detail: "{{product}}", app: acme), LoopbackHTTP.failedPage(message: "{{product}}", app: acme)] {
+            #expect(page.contains("Acme &lt;CLI&gt; &middot; browser login"))
+            #expect(page.contains("{{product}}"))  // a server's words are shown, never filled in
+            #expect(!page.contains("sfauth"))
+        }
+        #expect(LoopbackHTTP.signedInPath(for: acme) == "/acme/signed-in" && LoopbackHTTP.failedPath(for: acme) == "/acme/failed")
+
         let rejected = String(decoding: LoopbackHTTP.rejected(reason: "no <state>"), as: UTF8.self)
         #expect(rejected.hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
         #expect(rejected.contains("does not belong to the login in progress"))

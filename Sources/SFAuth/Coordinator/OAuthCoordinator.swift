@@ -213,7 +213,8 @@ public final class OAuthCoordinator: Sendable {
 
         // Bind first: the redirect URI names the port actually bound (RFC 8252 §7.3).
         let redirect = configuration.client.redirect
-        let listener = try LoopbackListener(configuration: .init(host: redirect.host, port: redirect.port, callbackPath: redirect.path))
+        let listener = try LoopbackListener(configuration: .init(host: redirect.host, port: redirect.port, callbackPath: redirect.path,
+                                                                 app: configuration.app))
         defer { listener.cancel() }
         if Task.isCancelled { throw .cancelled }
 

@@ -33,7 +33,7 @@ footer { margin-top: 28px; padding-top: 14px; border-top: 1px solid var(--border
 <h1>Sign-in failed</h1>
 <div class="message">{{message}}</div>
 <p>Look at the terminal for details and what to do next. You can close this tab.</p>
-<footer>sfauth &middot; browser login</footer>
+<footer>{{product}} &middot; browser login</footer>
 </main>
 </body>
 </html>
@@ -110,7 +110,7 @@ footer { margin-top: 28px; padding-top: 14px; border-top: 1px solid var(--border
 <h1>You are signed in</h1>
 <div class="detail">{{detail}}</div>
 <p>You can close this tab and return to the terminal.</p>
-<footer>sfauth &middot; browser login</footer>
+<footer>{{product}} &middot; browser login</footer>
 </main>
 </body>
 </html>

@@ -6,10 +6,10 @@ package enum LoopbackHTTP {
     /// carry tens of kilobytes of `Cookie` header.
     package static let maximumHeadSize = 64 * 1024
 
-    /// Where the browser is sent after the callback, by `303 See Other`.
-    static let signedInPath = "/sfauth/signed-in"
-    /// Where the browser is sent after the callback when the login failed.
-    static let failedPath = "/sfauth/failed"
+    /// Where the browser is sent after the callback, by `303 See Other`: `/<app>/signed-in`.
+    static func signedInPath(for app: AppIdentity) -> String { "/\(app.name)/signed-in" }
+    /// Where the browser is sent after the callback when the login failed: `/<app>/failed`.
+    static func failedPath(for app: AppIdentity) -> String { "/\(app.name)/failed" }
 
     /// The parts of a request head that the listener looks at.
     package struct RequestLine {
@@ -112,14 +112,15 @@ package enum LoopbackHTTP {
         return response(status: status, reason: statusReason, body: body)
     }
 
-    /// The success page with `detail` (e.g. the account name) escaped.
-    static func signedInPage(detail: String) -> String {
-        CallbackPages.signedIn.replacing("{{detail}}", with: htmlEscape(detail))
+    /// The success page with `detail` (e.g. the account name) escaped, naming `app`.
+    static func signedInPage(detail: String, app: AppIdentity = .sfauth) -> String {
+        // The product first: what a server put in `detail` is shown as it is, never filled in.
+        CallbackPages.signedIn.replacing("{{product}}", with: htmlEscape(app.displayName)).replacing("{{detail}}", with: htmlEscape(detail))
     }
 
-    /// The failure page with `message` escaped.
-    static func failedPage(message: String) -> String {
-        CallbackPages.failed.replacing("{{message}}", with: htmlEscape(message))
+    /// The failure page with `message` escaped, naming `app`.
+    static func failedPage(message: String, app: AppIdentity = .sfauth) -> String {
+        CallbackPages.failed.replacing("{{product}}", with: htmlEscape(app.displayName)).replacing("{{message}}", with: htmlEscape(message))
     }
 
     /// Escapes `& < > " '` for HTML text and attribute values.

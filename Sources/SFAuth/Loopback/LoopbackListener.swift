@@ -21,12 +21,15 @@ public final class LoopbackListener: Sendable {
         public var port: UInt16
         /// Path of the callback, e.g. `"/callback"` (default) or `"/OauthRedirect"`; matched exactly.
         public var callbackPath: String
+        /// Whose sign-in it is: the result pages name it, at `/<app name>/signed-in`. Default: `.sfauth`.
+        public var app: AppIdentity
 
         /// Creates a configuration; the defaults give `http://127.0.0.1:<ephemeral>/callback`.
-        public init(host: String = "127.0.0.1", port: UInt16 = 0, callbackPath: String = "/callback") {
+        public init(host: String = "127.0.0.1", port: UInt16 = 0, callbackPath: String = "/callback", app: AppIdentity = .sfauth) {
             self.host = host
             self.port = port
             self.callbackPath = callbackPath
+            self.app = app
         }
     }
 
@@ -114,6 +117,7 @@ public final class LoopbackListener: Sendable {
         let wait = LoopbackStateMachine.Configuration(
             port: port,
             callbackPath: configuration.callbackPath,
+            app: configuration.app,
             expectedState: expectedState,
             timeout: milliseconds,
             timeoutError: .timedOut(seconds: wholeSeconds, hint: hint))

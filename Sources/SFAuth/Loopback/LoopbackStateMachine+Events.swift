@@ -8,6 +8,8 @@ extension LoopbackStateMachine {
         var port: UInt16
         /// The callback path, matched exactly.
         var callbackPath: String
+        /// Whose sign-in it is: the result pages' path and the product they name.
+        var app: AppIdentity = .sfauth
         /// The `state` sent in the authorization request, compared exactly.
         var expectedState: String
         /// How long to wait for the callback.

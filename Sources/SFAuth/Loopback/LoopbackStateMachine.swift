@@ -303,11 +303,11 @@ struct LoopbackStateMachine {
         let path: String, body: String
         switch page {
         case .signedIn(let detail):
-            path = LoopbackHTTP.signedInPath
-            body = LoopbackHTTP.signedInPage(detail: detail)
+            path = LoopbackHTTP.signedInPath(for: configuration.app)
+            body = LoopbackHTTP.signedInPage(detail: detail, app: configuration.app)
         case .failed(let message):
-            path = LoopbackHTTP.failedPath
-            body = LoopbackHTTP.failedPage(message: message)
+            path = LoopbackHTTP.failedPath(for: configuration.app)
+            body = LoopbackHTTP.failedPage(message: message, app: configuration.app)
         }
         stage = .finishing(path: path, page: body, deadline: now + limits.finishGracePeriod)
         held = nil
