@@ -6,16 +6,16 @@ import Darwin
 
 /// Small wrappers over POSIX file calls: whole-file reads, atomic writes and `flock`.
 /// Each throws `POSIXFile.Failure` with the call, the path and `strerror(errno)`.
-enum POSIXFile {
-    struct Failure: Error, CustomStringConvertible {
+package enum POSIXFile {
+    package struct Failure: Error, CustomStringConvertible {
         var operation: String
         var path: String
         var code: Int32
-        var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
+        package var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
     }
 
     /// The whole file, or `nil` when it does not exist.
-    static func read(_ path: String, limit: Int = 1 << 20) throws(Failure) -> [UInt8]? {
+    package static func read(_ path: String, limit: Int = 1 << 20) throws(Failure) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }

@@ -1,4 +1,4 @@
-import SFAuthCore
+import SFAuth
 
 /// The configuration a command runs with: the file and profile it read, and the resolved settings.
 ///

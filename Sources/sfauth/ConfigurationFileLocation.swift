@@ -1,4 +1,4 @@
-import SFAuthCore
+import SFAuth
 
 /// Where the configuration file is: `--config PATH`, else `$SFAUTH_CONFIG`, else
 /// `$XDG_CONFIG_HOME/sfauth/config.toml`, else `$HOME/.config/sfauth/config.toml` (XDG base
