@@ -60,7 +60,7 @@ public struct JWTAssertionSigner: Sendable {
 
     /// The JWT bearer token request (RFC 7523 §2.1) with a fresh assertion, issued now, saying that
     /// `client` speaks for `username` to `audience`.
-    public func tokenRequest(username: String, audience: String, tokenEndpoint: String, client: ClientConfiguration,
+    package func tokenRequest(username: String, audience: String, tokenEndpoint: String, client: ClientConfiguration,
                              now: Date) async throws(OAuthError) -> HTTPRequest {
         var random = SystemRandomNumberGenerator()
         let claims = JWTBearerAssertion(clientId: client.clientId, username: username, audience: audience, now: now, using: &random)
@@ -68,7 +68,7 @@ public struct JWTAssertionSigner: Sendable {
     }
 
     /// The signed assertion (compact JWS) for these claims.
-    public func sign(_ assertion: JWTBearerAssertion) async throws(OAuthError) -> String {
+    package func sign(_ assertion: JWTBearerAssertion) async throws(OAuthError) -> String {
         let payload = AssertionPayload(
             iss: IssuerClaim(value: assertion.issuer), sub: SubjectClaim(value: assertion.subject),
             aud: AudienceClaim(value: assertion.audience),

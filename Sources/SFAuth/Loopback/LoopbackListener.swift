@@ -10,20 +10,20 @@ import SFAuthCore
 /// dedicated thread with `poll()`, so idle browser preconnects never stall the real redirect.
 /// Anything that is not a `GET` on the exact callback path gets `404`; a callback without our
 /// `state` gets `400` and the wait goes on.
-public final class LoopbackListener: Sendable {
+package final class LoopbackListener: Sendable {
     /// Where the listener binds and which path it answers.
-    public struct Configuration: Sendable, Equatable {
+    package struct Configuration: Sendable, Equatable {
         /// Host name used in the redirect URI: `"127.0.0.1"` (default), `"[::1]"`, or `"localhost"`
         /// (binds 127.0.0.1 and, where it exists, ::1 on the same port).
-        public var host: String
+        package var host: String
         /// Port to bind; 0 (default) picks an ephemeral one. Fixed ports are for servers that
         /// register an exact redirect URI (Salesforce's CLI uses 1717).
-        public var port: UInt16
+        package var port: UInt16
         /// Path of the callback, e.g. `"/callback"` (default) or `"/OauthRedirect"`; matched exactly.
-        public var callbackPath: String
+        package var callbackPath: String
 
         /// Creates a configuration; the defaults give `http://127.0.0.1:<ephemeral>/callback`.
-        public init(host: String = "127.0.0.1", port: UInt16 = 0, callbackPath: String = "/callback") {
+        package init(host: String = "127.0.0.1", port: UInt16 = 0, callbackPath: String = "/callback") {
             self.host = host
             self.port = port
             self.callbackPath = callbackPath
@@ -31,7 +31,7 @@ public final class LoopbackListener: Sendable {
     }
 
     /// The page shown in the browser after the redirect.
-    public enum ResultPage: Sendable, Equatable {
+    package enum ResultPage: Sendable, Equatable {
         /// "You are signed in", with `detail` (e.g. the account name) shown HTML-escaped.
         case signedIn(detail: String)
         /// "Sign-in failed", with `message` shown HTML-escaped and a pointer to the terminal.
@@ -39,12 +39,12 @@ public final class LoopbackListener: Sendable {
     }
 
     /// The configuration the listener was created with.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// The port actually bound (the ephemeral one when the configuration asked for 0).
-    public let port: UInt16
+    package let port: UInt16
     /// The redirect URI to send as `redirect_uri`, built from the bound port,
     /// e.g. `http://127.0.0.1:54321/callback`.
-    public let redirectURI: String
+    package let redirectURI: String
 
     private let core: LoopbackListenerCore
 
@@ -56,7 +56,7 @@ public final class LoopbackListener: Sendable {
     ///
     /// - Throws: `OAuthError.configuration` when the host is not a loopback host, the path is not an
     ///   absolute path, or the port is in use ("port 1717 on 127.0.0.1 is already in use; …").
-    public init(configuration: Configuration = Configuration()) throws(OAuthError) {
+    package init(configuration: Configuration = Configuration()) throws(OAuthError) {
         let path = configuration.callbackPath
         guard path.hasPrefix("/"), !path.contains(where: { "?# \t\r\n".contains($0) }) else {
             throw .configuration(
@@ -90,7 +90,7 @@ public final class LoopbackListener: Sendable {
     ///   - timeout: how long to wait for the redirect.
     /// - Throws: `OAuthError.timedOut` when the deadline passes, `OAuthError.cancelled` on task
     ///   cancellation or ``cancel()``. In every throwing case all sockets are closed on return.
-    public func waitForCallback(expectedState: String, timeout: Duration) async throws(OAuthError) -> CallbackOutcome {
+    package func waitForCallback(expectedState: String, timeout: Duration) async throws(OAuthError) -> CallbackOutcome {
         let (seconds, attoseconds) = timeout.components
         let milliseconds = max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
         let wholeSeconds = Int((Double(seconds) + Double(attoseconds) / 1e18).rounded())
@@ -127,7 +127,7 @@ public final class LoopbackListener: Sendable {
     /// browser asks for it; then closes everything — as soon as the page has been served, or after
     /// a grace period of 3 s at most. Returns when everything is closed. Without a held callback
     /// (or after ``cancel()``) it just closes.
-    public func finish(_ page: ResultPage) async {
+    package func finish(_ page: ResultPage) async {
         let core = self.core
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -144,7 +144,7 @@ public final class LoopbackListener: Sendable {
 
     /// Closes everything at once; a pending ``waitForCallback(expectedState:timeout:)`` throws
     /// `OAuthError.cancelled`. Idempotent, callable from any thread.
-    public func cancel() {
+    package func cancel() {
         core.cancel()
     }
 }
