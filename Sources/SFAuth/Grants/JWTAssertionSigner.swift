@@ -24,7 +24,10 @@ public struct JWTAssertionSigner: Sendable {
     /// Reads a PEM private key: RSA (PKCS#1 `RSA PRIVATE KEY` or PKCS#8 `PRIVATE KEY`, at least 2048
     /// bits) or EC P-256 (SEC 1 `EC PRIVATE KEY` or PKCS#8).
     ///
-    /// - Parameter source: where the key came from, for error messages (a file path).
+    /// - Parameters:
+    ///   - pem: the PEM text of the private key.
+    ///   - source: where the key came from, for error messages (a file path).
+    ///   - keyID: the `kid` put in the assertions' header, when the server wants one. Default: none.
     /// - Throws: `OAuthError.configuration` when the text is no such key.
     public init(privateKeyPEM pem: String, source: String, keyID: String? = nil) async throws(OAuthError) {
         let keys = JWTKeyCollection()

@@ -41,6 +41,7 @@ public struct HTTPTransportError: Error, Sendable, Equatable, CustomStringConver
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }
 
