@@ -15,6 +15,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         // JOSE: ID token signatures against a JWKS (RS256, ES256, ...) and JWT bearer assertions.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        // `swift package generate-documentation` (scripts/docs); a build-time plugin only, linked into nothing.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // libcurl's headers plus typed wrappers around its variadic functions. The library itself is

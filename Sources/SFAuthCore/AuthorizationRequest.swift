@@ -1,21 +1,21 @@
 /// An authorization request (RFC 6749 §4.1.1) with PKCE (RFC 7636 §4.3), `state`, and a `nonce` when
 /// OpenID Connect is requested (OIDC Core §3.1.2.1). Keeps the secrets the rest of the flow needs.
-public struct AuthorizationRequest: Sendable, Equatable {
+package struct AuthorizationRequest: Sendable, Equatable {
     /// The server the request is for.
-    public let server: AuthorizationServer
+    package let server: AuthorizationServer
     /// The client making the request.
-    public let client: ClientConfiguration
+    package let client: ClientConfiguration
     /// The exact `redirect_uri`, built from the port the listener bound.
-    public let redirectURI: String
+    package let redirectURI: String
     /// The `state`: 256 random bits, compared exactly when the redirect arrives.
-    public let state: String
+    package let state: String
     /// The PKCE pair; the challenge goes in the URL, the verifier in the token request.
-    public let pkce: PKCE
+    package let pkce: PKCE
     /// The `nonce`, when `openid` is among the scopes.
-    public let nonce: String?
+    package let nonce: String?
 
     /// Creates a request with explicit random values (tests use this for exact URLs).
-    public init(server: AuthorizationServer, client: ClientConfiguration, redirectURI: String,
+    package init(server: AuthorizationServer, client: ClientConfiguration, redirectURI: String,
                 state: String, pkce: PKCE, nonce: String?) {
         self.server = server
         self.client = client
@@ -26,7 +26,7 @@ public struct AuthorizationRequest: Sendable, Equatable {
     }
 
     /// Creates a request with fresh `state`, PKCE verifier and (for OpenID Connect) `nonce`.
-    public init<Generator: RandomNumberGenerator>(server: AuthorizationServer, client: ClientConfiguration,
+    package init<Generator: RandomNumberGenerator>(server: AuthorizationServer, client: ClientConfiguration,
                                                    redirectURI: String, using generator: inout Generator) {
         let state = RandomToken.generate(using: &generator)
         let pkce = PKCE.generate(using: &generator)
@@ -35,7 +35,7 @@ public struct AuthorizationRequest: Sendable, Equatable {
     }
 
     /// The query parameters, in the order they are sent.
-    public var parameters: [(String, String)] {
+    package var parameters: [(String, String)] {
         var parameters = [("response_type", "code"), ("client_id", client.clientId), ("redirect_uri", redirectURI)]
         parameters += client.scopeParameter
         parameters += [("state", state), ("code_challenge", pkce.challenge), ("code_challenge_method", pkce.method)]
@@ -46,7 +46,7 @@ public struct AuthorizationRequest: Sendable, Equatable {
 
     /// The URL to open in the browser: the authorization endpoint with the parameters appended
     /// (after `&` when the endpoint already has a query).
-    public var url: String {
+    package var url: String {
         let endpoint = server.authorizationEndpoint
         let separator = endpoint.contains("?") ? "&" : "?"
         return endpoint + separator + FormURLEncoding.encode(parameters)

@@ -1,15 +1,15 @@
 /// The parameters of the redirect back from the authorization endpoint (RFC 6749 §4.1.2, §4.1.2.1;
 /// RFC 9207 `iss`), checked against the `state` we sent.
-public struct AuthorizationResponse: Sendable, Equatable {
+package struct AuthorizationResponse: Sendable, Equatable {
     /// The authorization code (`code`), percent-decoded.
-    public var code: String
+    package var code: String
     /// The `state` echoed by the server; always equal to the one we sent.
-    public var state: String
+    package var state: String
     /// The RFC 9207 `iss` parameter, when the server sent one.
-    public var issuer: String?
+    package var issuer: String?
 
     /// Creates a response.
-    public init(code: String, state: String, issuer: String? = nil) {
+    package init(code: String, state: String, issuer: String? = nil) {
         self.code = code
         self.state = state
         self.issuer = issuer
@@ -17,7 +17,7 @@ public struct AuthorizationResponse: Sendable, Equatable {
 }
 
 /// What a request to the callback path means for the login in progress.
-public enum CallbackOutcome: Sendable, Equatable {
+package enum CallbackOutcome: Sendable, Equatable {
     /// A valid redirect carrying a code and our `state`: the flow goes on to the token exchange.
     case authorized(AuthorizationResponse)
     /// A redirect carrying our `state` and an `error`: the server refused; the flow ends.
@@ -32,7 +32,7 @@ public enum CallbackOutcome: Sendable, Equatable {
     /// - Parameters:
     ///   - query: the raw query, without the `?`, e.g. `code=abc%3D%3D&state=xyz`.
     ///   - expectedState: the `state` sent in the authorization request; compared exactly.
-    public init(query: Substring, expectedState: String) {
+    package init(query: Substring, expectedState: String) {
         guard let pairs = FormURLEncoding.parse(query) else {
             self = .rejected(reason: "the query string is not correctly percent-encoded")
             return
@@ -87,7 +87,7 @@ extension AuthorizationResponse {
     /// - it is not known (a server given only by its endpoints): any `iss` is accepted here, and
     ///   the caller records it with the account (`OAuthCredentials.authorizationResponseIssuer`);
     ///   `OAuthCredentials.checkIssuer(matches:)` then holds later sign-ins to that account to the same one.
-    public func checkIssuer(of server: AuthorizationServer) throws(OAuthError) {
+    package func checkIssuer(of server: AuthorizationServer) throws(OAuthError) {
         if let issuer {
             guard let expected = server.issuer else { return }
             guard issuer == expected else {
@@ -103,7 +103,7 @@ extension CallbackOutcome {
     /// Classifies a redirect URL the user pasted (the browser ran on another machine, so the redirect
     /// never reached the listener). The path must be the redirect URI's; host and port may differ
     /// (`localhost` vs `127.0.0.1`); the query is judged exactly like one that reached the listener.
-    public init(pastedURL: String, redirectURI: String, expectedState: String) {
+    package init(pastedURL: String, redirectURI: String, expectedState: String) {
         let trimmed = pastedURL.split(whereSeparator: \.isWhitespace).joined()
         let withoutFragment = trimmed.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
         let parts = withoutFragment.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)

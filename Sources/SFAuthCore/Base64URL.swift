@@ -1,10 +1,10 @@
 /// Base64url without padding (RFC 4648 §5), as PKCE and JWTs use it. Written over bytes because
 /// FoundationEssentials has no string replacement helpers.
-public enum Base64URL {
+package enum Base64URL {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// Encodes bytes without `=` padding.
-    public static func encode<Bytes: Sequence>(_ input: Bytes) -> String where Bytes.Element == UInt8 {
+    package static func encode<Bytes: Sequence>(_ input: Bytes) -> String where Bytes.Element == UInt8 {
         let bytes = Array(input)
         var out = [UInt8]()
         out.reserveCapacity((bytes.count * 4 + 2) / 3)
@@ -26,7 +26,7 @@ public enum Base64URL {
     }
 
     /// Decodes base64url or standard base64, with or without padding. Returns `nil` on any other character.
-    public static func decode(_ string: some StringProtocol) -> [UInt8]? {
+    package static func decode(_ string: some StringProtocol) -> [UInt8]? {
         var values = [UInt8]()
         values.reserveCapacity(string.utf8.count)
         for byte in string.utf8 {

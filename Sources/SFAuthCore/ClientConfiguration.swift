@@ -91,7 +91,7 @@ public struct RedirectConfiguration: Sendable, Equatable {
     }
 
     /// The redirect URI for the port actually bound.
-    public func redirectURI(boundPort: UInt16) -> String {
+    package func redirectURI(boundPort: UInt16) -> String {
         "http://\(host):\(boundPort)\(path)"
     }
 }

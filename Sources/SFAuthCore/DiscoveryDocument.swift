@@ -22,7 +22,7 @@ public struct DiscoveryDocument: Sendable, Equatable {
     /// Where to look for an issuer's metadata, in order: OpenID Connect's
     /// `<issuer>/.well-known/openid-configuration`, then RFC 8414's
     /// `<scheme>://<host>/.well-known/oauth-authorization-server<issuer path>` (§3.1).
-    public static func locations(issuer: String) -> [String] {
+    package static func locations(issuer: String) -> [String] {
         var base = issuer
         while base.hasSuffix("/") { base.removeLast() }
         var locations = [base + "/.well-known/openid-configuration"]
@@ -42,7 +42,7 @@ public struct DiscoveryDocument: Sendable, Equatable {
     ///   4xx, the `issuer` differs from the one asked for (OIDC Discovery §4.3, RFC 8414 §3.3 — a
     ///   server must not speak for another), an endpoint is missing or insecure, or PKCE S256 is not
     ///   among the advertised methods: the configuration must change.
-    public static func decode(_ response: HTTPResponse, issuer: String, location: String) throws(OAuthError) -> DiscoveryDocument {
+    package static func decode(_ response: HTTPResponse, issuer: String, location: String) throws(OAuthError) -> DiscoveryDocument {
         let parsed = JSONValue.parse(response.body)
         if response.status >= 500 || (response.status == 200 && parsed == nil) {
             throw .invalidServerResponse("\(location) answered HTTP \(response.status) with \(TokenResponse.describe(response)) instead of server metadata; try again later")

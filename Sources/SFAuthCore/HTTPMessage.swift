@@ -22,6 +22,7 @@ public struct HTTPRequest: Sendable, Equatable {
     /// The body decoded as UTF-8 (for tests and redacted logs).
     public var bodyText: String { String(decoding: body, as: UTF8.self) }
 
+    /// Whether two requests have the same method, URL, headers (in order) and body.
     public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
         lhs.method == rhs.method && lhs.url == rhs.url && lhs.body == rhs.body
             && lhs.headers.map { "\($0.name): \($0.value)" } == rhs.headers.map { "\($0.name): \($0.value)" }

@@ -7,24 +7,24 @@ import Foundation
 /// What an ID token must say to be accepted for a sign-in (OIDC Core §3.1.3.7 items 2–3, 9–11) or
 /// for a refresh (§12.2): who issued it, for which client, when, and for which login. Pure: the
 /// caller supplies the time and, before this, checks the signature.
-public struct IDTokenCheck: Sendable, Equatable {
+package struct IDTokenCheck: Sendable, Equatable {
     /// The `iss` the token must carry: the server's issuer. `nil` when it is not known, and then
     /// only its presence is checked.
-    public var issuer: String?
+    package var issuer: String?
     /// The `client_id` that must be among the token's audiences (`aud`) and, when the token names
     /// an authorized party (`azp`), equal to it.
-    public var clientId: String
+    package var clientId: String
     /// The `nonce` the authorization request sent; the token must carry exactly it. `nil` when none
     /// was sent (a refresh, or a sign-in without `openid`): then the token's nonce is not checked.
-    public var nonce: String?
+    package var nonce: String?
     /// The ID token of the sign-in, for a refresh (§12.2): the new token must have the same issuer,
     /// subject, audiences and authorized party. `nil` for a sign-in.
-    public var original: IDTokenClaims?
+    package var original: IDTokenClaims?
     /// How far the clocks of this machine and the server may disagree, in seconds. Default: 60.
-    public var leeway: TimeInterval
+    package var leeway: TimeInterval
 
     /// Creates a check.
-    public init(issuer: String?, clientId: String, nonce: String?, original: IDTokenClaims? = nil, leeway: TimeInterval = 60) {
+    package init(issuer: String?, clientId: String, nonce: String?, original: IDTokenClaims? = nil, leeway: TimeInterval = 60) {
         self.issuer = issuer
         self.clientId = clientId
         self.nonce = nonce
@@ -36,7 +36,7 @@ public struct IDTokenCheck: Sendable, Equatable {
     ///
     /// - Parameter now: this machine's time; `exp` may be up to `leeway` in the past, `iat` up to
     ///   `leeway` in the future.
-    public func validate(_ claims: IDTokenClaims, now: Date) throws(OAuthError) {
+    package func validate(_ claims: IDTokenClaims, now: Date) throws(OAuthError) {
         guard let tokenIssuer = claims.issuer, !tokenIssuer.isEmpty else {
             throw .idTokenRejected("the ID token has no 'iss' (issuer) claim")
         }

@@ -9,33 +9,33 @@ import Foundation
 /// Reading them verifies nothing: `IDTokenCheck` checks them against what the sign-in expects, and
 /// `IDTokenValidator` (SFAuth) checks the signature first. Until both have passed, nothing here may
 /// be trusted for more than naming an account.
-public struct IDTokenClaims: Sendable, Equatable {
+package struct IDTokenClaims: Sendable, Equatable {
     /// `sub`: the user's identifier at the issuer. Required, never empty.
-    public var subject: String
+    package var subject: String
     /// `iss`: who issued the token.
-    public var issuer: String?
+    package var issuer: String?
     /// `aud`: the clients the token is for (a single string on the wire is one audience).
-    public var audiences: [String]
+    package var audiences: [String]
     /// `azp`: the client the token was issued to, when the server says.
-    public var authorizedParty: String?
+    package var authorizedParty: String?
     /// `exp`: when the token stops being valid.
-    public var expiresAt: Date?
+    package var expiresAt: Date?
     /// `iat`: when the token was issued.
-    public var issuedAt: Date?
+    package var issuedAt: Date?
     /// `nonce`: the value the authorization request sent (OIDC Core §3.1.2.1).
-    public var nonce: String?
+    package var nonce: String?
     /// `preferred_username`.
-    public var preferredUsername: String?
+    package var preferredUsername: String?
     /// `email`.
-    public var email: String?
+    package var email: String?
     /// `name`.
-    public var name: String?
+    package var name: String?
 
     /// Reads the payload (second part) of a compact JWS.
     ///
     /// - Throws: `OAuthError.idTokenRejected` when the token is not a compact JWS with a JSON object
     ///   payload, or has no `sub`.
-    public init(token: String) throws(OAuthError) {
+    package init(token: String) throws(OAuthError) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64URL.decode(parts[1]), let json = JSONValue.parse(payload),
               case .object = json else {
@@ -64,7 +64,7 @@ public struct IDTokenClaims: Sendable, Equatable {
     ///
     /// For naming an account from a token that was validated when it arrived (or whose server is
     /// trusted through TLS); never for a token just received.
-    public init?(unverifiedToken token: String) {
+    package init?(unverifiedToken token: String) {
         guard let claims = try? IDTokenClaims(token: token) else { return nil }
         self = claims
     }

@@ -1,25 +1,25 @@
 /// The protected header of an ID token (a JWS, RFC 7515 §4): which algorithm signed it and with
 /// which key. Read before the signature is checked, to choose the key.
-public struct IDTokenHeader: Sendable, Equatable {
+package struct IDTokenHeader: Sendable, Equatable {
     /// The signature algorithms an ID token may be verified with: RSA PKCS#1 v1.5 and PSS, ECDSA on
     /// P-256/384/521 and EdDSA (Ed25519) — public-key signatures only. `none` (nothing signed) and the
     /// HMAC algorithms (`HS256`…, keyed with a shared secret, and the classic way to forge a token
     /// "signed" with a server's public key) are never accepted.
-    public static let signatureAlgorithms = [
+    package static let signatureAlgorithms = [
         "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA",
     ]
 
     /// `alg`: the signature algorithm, e.g. `RS256`.
-    public var algorithm: String
+    package var algorithm: String
     /// `kid`: which of the server's keys signed the token, when the header names one.
-    public var keyID: String?
+    package var keyID: String?
 
     /// Reads the header (first part) of a compact JWS.
     ///
     /// - Throws: `OAuthError.idTokenRejected` when it is not a JSON object with an `alg`, when `alg`
     ///   is `none` (an unsigned token), or when it lists critical extensions (`crit`, RFC 7515
     ///   §4.1.11), none of which we implement.
-    public init(token: String) throws(OAuthError) {
+    package init(token: String) throws(OAuthError) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let bytes = Base64URL.decode(parts[0]), let json = JSONValue.parse(bytes),
               case .object = json else {
@@ -41,7 +41,7 @@ public struct IDTokenHeader: Sendable, Equatable {
     /// Throws unless `algorithm` is one of `signatureAlgorithms`.
     ///
     /// - Parameter keySetURI: the `jwks_uri` the signature is checked against, for the message.
-    public func requireSignatureAlgorithm(keySetURI: String) throws(OAuthError) {
+    package func requireSignatureAlgorithm(keySetURI: String) throws(OAuthError) {
         guard Self.signatureAlgorithms.contains(algorithm) else {
             let kind = algorithm.hasPrefix("HS") ? "a shared-secret (HMAC) algorithm" : "an algorithm that is not supported"
             throw .idTokenRejected("the ID token is signed with '\(algorithm)', \(kind); only the public-key algorithms of the keys at \(keySetURI) are accepted (\(Self.signatureAlgorithms.joined(separator: ", ")))")

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// Any JSON value. Used to read server responses liberally (numbers as strings, unknown fields kept).
-public enum JSONValue: Sendable, Equatable, Codable {
+package enum JSONValue: Sendable, Equatable, Codable {
     case string(String)
     case number(Double)
     case bool(Bool)
@@ -13,7 +13,7 @@ public enum JSONValue: Sendable, Equatable, Codable {
     case object([String: JSONValue])
     case null
 
-    public init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null }
         else if let value = try? container.decode(Bool.self) { self = .bool(value) }
@@ -23,7 +23,7 @@ public enum JSONValue: Sendable, Equatable, Codable {
         else { self = .object(try container.decode([String: JSONValue].self)) }
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .string(let value): try container.encode(value)
@@ -36,18 +36,18 @@ public enum JSONValue: Sendable, Equatable, Codable {
     }
 
     /// Parses a JSON document; `nil` when the bytes are not JSON.
-    public static func parse(_ bytes: [UInt8]) -> JSONValue? {
+    package static func parse(_ bytes: [UInt8]) -> JSONValue? {
         try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
     }
 
     /// The value of a member of an object.
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         if case .object(let members) = self { return members[key] }
         return nil
     }
 
     /// A string, or a number written as a string (integral numbers without `.0`).
-    public var stringValue: String? {
+    package var stringValue: String? {
         switch self {
         case .string(let value): return value
         case .number(let value) where value == value.rounded() && abs(value) < 1e15: return String(Int64(value))
@@ -59,7 +59,7 @@ public enum JSONValue: Sendable, Equatable, Codable {
     /// A finite number, or a string holding one (`"3600"`, `"3600.0"`). `nil` for anything else,
     /// including `"nan"`, `"inf"` and numbers too large for a `Double` (`"1e400"`): numbers from a
     /// server are data, and no caller has a use for one that is not finite.
-    public var numberValue: Double? {
+    package var numberValue: Double? {
         let number: Double?
         switch self {
         case .number(let value): number = value

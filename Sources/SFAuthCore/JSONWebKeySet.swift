@@ -3,24 +3,24 @@
 /// Only which key may have signed a token is decided here; the cryptography is the JOSE library's
 /// (SFAuth's `IDTokenValidator`). Keys are kept as their JSON, so a set with key types we cannot use
 /// (encryption keys, symmetric keys, curves we do not know) still yields the ones we can.
-public struct JSONWebKeySet: Sendable, Equatable {
+package struct JSONWebKeySet: Sendable, Equatable {
     /// One public key (RFC 7517 §4).
-    public struct Key: Sendable, Equatable {
+    package struct Key: Sendable, Equatable {
         /// The key's JSON object as published.
-        public var json: JSONValue
+        package var json: JSONValue
 
         /// `kid`, when the key has one.
-        public var keyID: String? { json["kid"]?.stringValue }
+        package var keyID: String? { json["kid"]?.stringValue }
         /// `kty`: `RSA`, `EC`, `OKP`, …
-        public var keyType: String? { json["kty"]?.stringValue }
+        package var keyType: String? { json["kty"]?.stringValue }
         /// `alg`, when the server restricts the key to one algorithm.
-        public var algorithm: String? { json["alg"]?.stringValue }
+        package var algorithm: String? { json["alg"]?.stringValue }
         /// `crv` of an `EC` or `OKP` key.
-        public var curve: String? { json["crv"]?.stringValue }
+        package var curve: String? { json["crv"]?.stringValue }
 
         /// Whether the key may verify signatures: `use` absent or `sig`, and `key_ops` absent or
         /// listing `verify` (RFC 7517 §4.2, §4.3).
-        public var isForSignatures: Bool {
+        package var isForSignatures: Bool {
             if let use = json["use"]?.stringValue, use != "sig" { return false }
             if case .array(let operations)? = json["key_ops"], !operations.contains(.string("verify")) { return false }
             return true
@@ -28,7 +28,7 @@ public struct JSONWebKeySet: Sendable, Equatable {
 
         /// Whether this key can verify a signature made with `algorithm` (RFC 7518 §3.1, RFC 8037 §3.1):
         /// the right key type and curve, and the key's own `alg`, if it has one, equal to it.
-        public func fits(algorithm: String) -> Bool {
+        package func fits(algorithm: String) -> Bool {
             guard isForSignatures, self.algorithm == nil || self.algorithm == algorithm,
                   let required = Self.keyType(for: algorithm) else { return false }
             return keyType == required.keyType && (required.curve == nil || curve == required.curve)
@@ -47,17 +47,17 @@ public struct JSONWebKeySet: Sendable, Equatable {
     }
 
     /// The keys, in the order published.
-    public var keys: [Key]
+    package var keys: [Key]
 
     /// Creates a set from keys.
-    public init(keys: [Key]) {
+    package init(keys: [Key]) {
         self.keys = keys
     }
 
     /// Reads the response of a `jwks_uri`: a JSON object with a `keys` array.
     ///
     /// - Throws: `OAuthError.invalidServerResponse` for any other answer.
-    public static func decode(_ response: HTTPResponse, uri: String) throws(OAuthError) -> JSONWebKeySet {
+    package static func decode(_ response: HTTPResponse, uri: String) throws(OAuthError) -> JSONWebKeySet {
         guard response.status == 200 else {
             throw .invalidServerResponse("the server's signing keys at \(uri) could not be read: HTTP \(response.status) with \(TokenResponse.describe(response))")
         }
@@ -72,14 +72,14 @@ public struct JSONWebKeySet: Sendable, Equatable {
 
     /// The keys that may have signed a token with `header`: those with its `kid` when it names one
     /// (RFC 7515 §4.1.4), else every key; either way only keys that fit its algorithm.
-    public func candidates(for header: IDTokenHeader) -> [Key] {
+    package func candidates(for header: IDTokenHeader) -> [Key] {
         keys.filter { key in
             (header.keyID == nil || key.keyID == header.keyID) && key.fits(algorithm: header.algorithm)
         }
     }
 
     /// Whether a key with this `kid` is in the set.
-    public func containsKey(withID keyID: String) -> Bool {
+    package func containsKey(withID keyID: String) -> Bool {
         keys.contains { $0.keyID == keyID }
     }
 }

@@ -9,7 +9,7 @@ extension OAuthCredentials {
     /// Builds credentials from a token response to a browser sign-in.
     ///
     /// - Parameter now: the time the response arrived; expiry is counted from it.
-    public init(response: TokenResponse, request: AuthorizationRequest, now: Date) {
+    package init(response: TokenResponse, request: AuthorizationRequest, now: Date) {
         self.init(response: response, server: request.server, client: request.client, redirectURI: request.redirectURI,
                   obtainedBy: .browser, now: now)
     }
@@ -22,7 +22,7 @@ extension OAuthCredentials {
     ///   - username: the username the grant named (password, JWT bearer), used when the response
     ///     does not say who signed in.
     ///   - now: the time the response arrived; expiry is counted from it.
-    public init(response: TokenResponse, server: AuthorizationServer, client: ClientConfiguration, redirectURI: String = "",
+    package init(response: TokenResponse, server: AuthorizationServer, client: ClientConfiguration, redirectURI: String = "",
                 obtainedBy: AuthType, username: String? = nil, now: Date) {
         let salesforce = response.identityURL.flatMap(Salesforce.identity(fromIdentityURL:))
         self.init(identifier: "", server: server, clientId: client.clientId, redirectURI: redirectURI,
@@ -44,7 +44,7 @@ extension OAuthCredentials {
     /// Names the account after who signed in: the user id from Salesforce's identity URL when there
     /// is one, else the ID token's `sub`; the username from `preferred_username`, the email, the
     /// username a grant named, or the user id; the identifier from those (see `AccountIdentifier`).
-    public mutating func name(after claims: IDTokenClaims?, grantUsername: String?) {
+    package mutating func name(after claims: IDTokenClaims?, grantUsername: String?) {
         let userId = identityURL.flatMap(Salesforce.identity(fromIdentityURL:))?.userId ?? claims?.subject
         self.userId = userId
         identifier = AccountIdentifier.make(server: server, userId: userId, username: grantUsername, clientId: clientId,
@@ -55,14 +55,14 @@ extension OAuthCredentials {
     /// Whether the server said who signed in (a user id, a username the grant named, or — for the
     /// client credentials grant — the client itself). Credentials that are not identified are never
     /// taken for an account already stored: each such sign-in is an account of its own.
-    public var isIdentified: Bool { !AccountIdentifier.isUnidentified(identifier) }
+    package var isIdentified: Bool { !AccountIdentifier.isUnidentified(identifier) }
 
     /// The second half of the RFC 9207 rule for servers given by their endpoints (see
     /// `AuthorizationResponse.checkIssuer(of:)`): once an account's sign-in named an issuer, every
     /// later sign-in to it must name the same one — present, and equal.
     ///
     /// - Parameter previous: the stored credentials these replace.
-    public func checkIssuer(matches previous: OAuthCredentials) throws(OAuthError) {
+    package func checkIssuer(matches previous: OAuthCredentials) throws(OAuthError) {
         guard let recorded = previous.authorizationResponseIssuer, authorizationResponseIssuer != recorded else { return }
         let named = authorizationResponseIssuer.map { "names the issuer '\(TerminalText.escaped($0))'" } ?? "names no issuer"
         throw .invalidServerResponse("the authorization response \(named), but this account's earlier sign-ins named '\(TerminalText.escaped(recorded))' (RFC 9207): it may come from another server, so it was refused; if the server really changed, give its issuer explicitly")
@@ -71,7 +71,7 @@ extension OAuthCredentials {
     /// These credentials updated by a refresh response (RFC 6749 §6): a response without a
     /// `refresh_token` keeps the old one (§6: the server MAY issue a new one), likewise scope,
     /// ID token and instance URL.
-    public func refreshed(with response: TokenResponse, now: Date) -> OAuthCredentials {
+    package func refreshed(with response: TokenResponse, now: Date) -> OAuthCredentials {
         var updated = self
         updated.accessToken = response.accessToken
         updated.tokenType = response.tokenType
@@ -101,7 +101,7 @@ private func wholeSeconds(_ date: Date) -> Date {
 
 /// How accounts are keyed: by who they are, so the same account never appears twice — and two
 /// people are never taken for one.
-public enum AccountIdentifier {
+package enum AccountIdentifier {
     /// What the user part of an identifier begins with when the server did not say who signed in.
     static let unidentifiedMarker = "unidentified"
 
@@ -110,7 +110,7 @@ public enum AccountIdentifier {
     /// the server did not say who signed in, `<host[:port]>/user:<username>` for a grant that named
     /// the user, else `<host[:port]>/unidentified` — a placeholder that `unidentified(server:number:)`
     /// turns into an account of its own when it is stored.
-    public static func make(server: AuthorizationServer, userId: String?, username: String? = nil, clientId: String,
+    package static func make(server: AuthorizationServer, userId: String?, username: String? = nil, clientId: String,
                             obtainedBy: AuthType? = nil) -> String {
         if obtainedBy == .clientCredentials { return "\(host(of: server))/client:\(clientId)" }
         if let userId { return "\(host(of: server))/\(userId)" }
@@ -120,12 +120,12 @@ public enum AccountIdentifier {
 
     /// The identifier of the `number`th sign-in at `server` whose user is unknown:
     /// `<host[:port]>/unidentified-<number>`.
-    public static func unidentified(server: AuthorizationServer, number: Int) -> String {
+    package static func unidentified(server: AuthorizationServer, number: Int) -> String {
         "\(host(of: server))/\(unidentifiedMarker)-\(number)"
     }
 
     /// Whether `identifier` names a sign-in whose user the server never named.
-    public static func isUnidentified(_ identifier: String) -> Bool {
+    package static func isUnidentified(_ identifier: String) -> Bool {
         guard let slash = identifier.lastIndex(of: "/") else { return false }
         let user = identifier[identifier.index(after: slash)...]
         guard user.hasPrefix(unidentifiedMarker) else { return false }

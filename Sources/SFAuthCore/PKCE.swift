@@ -1,16 +1,16 @@
 import Crypto
 
 /// A Proof Key for Code Exchange pair (RFC 7636), always with the `S256` method.
-public struct PKCE: Sendable, Equatable {
+package struct PKCE: Sendable, Equatable {
     /// The `code_verifier` sent with the token request (RFC 7636 §4.1): 43 base64url characters.
-    public let verifier: String
+    package let verifier: String
     /// The `code_challenge` sent with the authorization request: BASE64URL(SHA256(verifier)) (§4.2).
-    public let challenge: String
+    package let challenge: String
     /// The `code_challenge_method`; always `S256` (`plain` is never used).
-    public var method: String { "S256" }
+    package var method: String { "S256" }
 
     /// Derives the challenge for a given verifier (used by tests with RFC 7636 Appendix B).
-    public init(verifier: String) {
+    package init(verifier: String) {
         self.verifier = verifier
         self.challenge = Base64URL.encode(SHA256.hash(data: Array(verifier.utf8)))
     }
@@ -18,15 +18,15 @@ public struct PKCE: Sendable, Equatable {
     /// A fresh pair: 32 bytes (256 bits) from the generator, base64url-encoded into the verifier.
     ///
     /// The verifier contains only base64url characters (no `~`), which Salesforce requires.
-    public static func generate<Generator: RandomNumberGenerator>(using generator: inout Generator) -> PKCE {
+    package static func generate<Generator: RandomNumberGenerator>(using generator: inout Generator) -> PKCE {
         PKCE(verifier: Base64URL.encode(randomBytes(32, using: &generator)))
     }
 }
 
 /// Random values sent on the wire: `state` and `nonce`, 256 bits each, base64url.
-public enum RandomToken {
+package enum RandomToken {
     /// A 256-bit random string in base64url (43 characters).
-    public static func generate<Generator: RandomNumberGenerator>(using generator: inout Generator) -> String {
+    package static func generate<Generator: RandomNumberGenerator>(using generator: inout Generator) -> String {
         Base64URL.encode(randomBytes(32, using: &generator))
     }
 }

@@ -16,7 +16,7 @@ public enum TokenTypeHint: String, Sendable, Equatable, Codable, CaseIterable {
 }
 
 /// Requests to a token revocation endpoint (RFC 7009 §2.1), as exact HTTP values.
-public enum RevocationRequest {
+package enum RevocationRequest {
     /// A revocation request: a form POST of `token`, `token_type_hint` (when given) and the client's
     /// `client_id` (RFC 6749 §3.2.1; plus `client_secret` for a confidential client, §2.3.1), sent with
     /// the same headers as a token request:
@@ -34,7 +34,7 @@ public enum RevocationRequest {
     ///   - tokenTypeHint: what kind of token it is (`token_type_hint`); `nil` leaves the parameter out.
     ///   - endpoint: the `revocation_endpoint` (RFC 8414 §2).
     ///   - client: the client the token was issued to.
-    public static func make(token: String, tokenTypeHint: TokenTypeHint?, endpoint: String,
+    package static func make(token: String, tokenTypeHint: TokenTypeHint?, endpoint: String,
                             client: ClientConfiguration) -> HTTPRequest {
         var parameters = [("token", token)]
         if let tokenTypeHint { parameters.append(("token_type_hint", tokenTypeHint.rawValue)) }
@@ -43,7 +43,7 @@ public enum RevocationRequest {
 }
 
 /// What a revocation endpoint's answer means for the token (RFC 7009 §2.2).
-public enum RevocationOutcome: Equatable, Sendable {
+package enum RevocationOutcome: Equatable, Sendable {
     /// The server answered 200: the token is revoked. RFC 7009 §2.2 answers 200 for a token the
     /// server does not know (already revoked, expired, never issued) as well, since "the purpose of
     /// the revocation request, invalidating the particular token, is already achieved".
@@ -71,7 +71,7 @@ public enum RevocationOutcome: Equatable, Sendable {
     ///   without an error code — all of them worth retrying.
     ///
     /// - Parameter endpoint: the URL the request went to, for messages.
-    public static func interpret(_ response: HTTPResponse, endpoint: String) throws(OAuthError) -> RevocationOutcome {
+    package static func interpret(_ response: HTTPResponse, endpoint: String) throws(OAuthError) -> RevocationOutcome {
         if (200..<300).contains(response.status) { return .revoked }
         let error = revocationError(in: response)
         if (400..<500).contains(response.status), let error {

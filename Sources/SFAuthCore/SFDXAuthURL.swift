@@ -2,18 +2,18 @@
 /// `force://<client id>:<client secret>:<refresh token>@<instance>` (the secret may be empty; older
 /// files add `:<username>` after the refresh token). It carries a long-lived refresh token: a
 /// secret, for CI secret stores only.
-public struct SFDXAuthURL: Sendable, Equatable {
+package struct SFDXAuthURL: Sendable, Equatable {
     /// The connected app's client id.
-    public var clientId: String
+    package var clientId: String
     /// The client secret; `nil` when empty (a public app such as `PlatformCLI`).
-    public var clientSecret: String?
+    package var clientSecret: String?
     /// The refresh token.
-    public var refreshToken: String
+    package var refreshToken: String
     /// The instance or login host, as an https URL.
-    public var instanceURL: String
+    package var instanceURL: String
 
     /// Creates an auth URL value.
-    public init(clientId: String, clientSecret: String?, refreshToken: String, instanceURL: String) {
+    package init(clientId: String, clientSecret: String?, refreshToken: String, instanceURL: String) {
         self.clientId = clientId
         self.clientSecret = clientSecret
         self.refreshToken = refreshToken
@@ -23,7 +23,7 @@ public struct SFDXAuthURL: Sendable, Equatable {
     /// Reads `text` (surrounding whitespace ignored).
     ///
     /// - Throws: `OAuthError.configuration` naming what is missing — never echoing the token.
-    public init(parsing text: String) throws(OAuthError) {
+    package init(parsing text: String) throws(OAuthError) {
         let trimmed = Substring(text).drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()
         let trimmedText = String(trimmed)
         guard trimmedText.hasPrefix("force://") else {
@@ -46,7 +46,7 @@ public struct SFDXAuthURL: Sendable, Equatable {
     }
 
     /// `force://client:secret:token@host` — the instance without `https://`, as `sf` writes it.
-    public var text: String {
+    package var text: String {
         let host = instanceURL.hasPrefix("https://") ? String(instanceURL.dropFirst("https://".count)) : instanceURL
         return "force://\(clientId):\(clientSecret ?? ""):\(refreshToken)@\(host)"
     }

@@ -59,10 +59,10 @@ public enum Salesforce {
     }
 
     /// The next step for a refusal Salesforce is known to give, in one sentence; `nil` for others.
-    public static func nextStep(for error: OAuthServerError) -> String? { error.salesforceNextStep }
+    package static func nextStep(for error: OAuthServerError) -> String? { error.salesforceNextStep }
 
     /// The org and user ids of an identity URL `https://login.salesforce.com/id/<org id>/<user id>`.
-    public static func identity(fromIdentityURL url: String) -> (organizationId: String, userId: String)? {
+    package static func identity(fromIdentityURL url: String) -> (organizationId: String, userId: String)? {
         let parts = url.split(separator: "/")
         guard let index = parts.lastIndex(of: "id"), parts.count == index + 3 else { return nil }
         return (String(parts[index + 1]), String(parts[index + 2]))

@@ -1,6 +1,6 @@
 extension SignInRecipe {
     /// The recipe of a sign-in with `client` and `grant`.
-    public init(client: ClientConfiguration, grant: AuthType, username: String? = nil) {
+    package init(client: ClientConfiguration, grant: AuthType, username: String? = nil) {
         self.init(grant: grant, scopes: client.scopes, callbackHost: client.redirect.host, callbackPort: client.redirect.port,
                   callbackPath: client.redirect.path,
                   parameters: client.additionalAuthorizationParameters.filter { $0.name != "prompt" }
@@ -10,7 +10,7 @@ extension SignInRecipe {
 
     /// The client to sign in with again: the stored client id, these scopes, redirect and
     /// parameters, and `clientSecret` (from outside; never stored).
-    public func client(clientId: String, clientSecret: String? = nil) -> ClientConfiguration {
+    package func client(clientId: String, clientSecret: String? = nil) -> ClientConfiguration {
         ClientConfiguration(clientId: clientId, clientSecret: clientSecret, scopes: scopes,
                             redirect: RedirectConfiguration(host: callbackHost, port: callbackPort, path: callbackPath),
                             additionalAuthorizationParameters: parameters.map { AuthorizationParameter(name: $0.name, value: $0.value) })
@@ -20,7 +20,7 @@ extension SignInRecipe {
 extension OAuthCredentials {
     /// How to sign this account in again: its recipe, or for records written before recipes were
     /// kept, one made from what the record has (the granted scopes, the redirect URI used).
-    public var signInRecipe: SignInRecipe {
+    package var signInRecipe: SignInRecipe {
         if let recipe { return recipe }
         var redirect = RedirectConfiguration()
         if let parts = EndpointURL.parts(of: redirectURI) {

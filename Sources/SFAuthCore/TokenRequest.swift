@@ -1,7 +1,7 @@
 /// Requests to the token endpoint (RFC 6749 §4.1.3, §6), as exact HTTP values.
-public enum TokenRequest {
+package enum TokenRequest {
     /// Exchanges an authorization code (RFC 6749 §4.1.3) with the PKCE verifier (RFC 7636 §4.5).
-    public static func authorizationCode(_ response: AuthorizationResponse, for request: AuthorizationRequest) -> HTTPRequest {
+    package static func authorizationCode(_ response: AuthorizationResponse, for request: AuthorizationRequest) -> HTTPRequest {
         post(to: request.server.tokenEndpoint, client: request.client, parameters: [
             ("grant_type", "authorization_code"),
             ("code", response.code),
@@ -11,7 +11,7 @@ public enum TokenRequest {
     }
 
     /// Refreshes an access token (RFC 6749 §6).
-    public static func refresh(refreshToken: String, tokenEndpoint: String, client: ClientConfiguration) -> HTTPRequest {
+    package static func refresh(refreshToken: String, tokenEndpoint: String, client: ClientConfiguration) -> HTTPRequest {
         post(to: tokenEndpoint, client: client, parameters: [
             ("grant_type", "refresh_token"),
             ("refresh_token", refreshToken),

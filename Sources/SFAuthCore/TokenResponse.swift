@@ -5,30 +5,30 @@ import Foundation
 #endif
 
 /// A successful token response (RFC 6749 §5.1), with Salesforce's extra fields when present.
-public struct TokenResponse: Sendable, Equatable {
+package struct TokenResponse: Sendable, Equatable {
     /// `access_token`.
-    public var accessToken: String
+    package var accessToken: String
     /// `token_type`, e.g. `Bearer`. Default when absent: `Bearer`.
-    public var tokenType: String
+    package var tokenType: String
     /// `expires_in` in seconds, when sent (Salesforce never sends it).
-    public var expiresIn: Double?
+    package var expiresIn: Double?
     /// `refresh_token`, when sent.
-    public var refreshToken: String?
+    package var refreshToken: String?
     /// `scope` granted, split on spaces; `nil` when the server did not say (then it is the requested scope, §5.1).
-    public var scopes: [String]?
+    package var scopes: [String]?
     /// `id_token` (OpenID Connect), when sent.
-    public var idToken: String?
+    package var idToken: String?
     /// Salesforce `instance_url`: where API calls go.
-    public var instanceURL: String?
+    package var instanceURL: String?
     /// Salesforce `id`: the identity URL `…/id/<org id>/<user id>`.
-    public var identityURL: String?
+    package var identityURL: String?
     /// Salesforce `issued_at`, milliseconds since the epoch, converted to a date.
-    public var issuedAt: Date?
+    package var issuedAt: Date?
     /// Salesforce `signature`.
-    public var signature: String?
+    package var signature: String?
 
     /// Creates a response from fields.
-    public init(accessToken: String, tokenType: String = "Bearer", expiresIn: Double? = nil, refreshToken: String? = nil,
+    package init(accessToken: String, tokenType: String = "Bearer", expiresIn: Double? = nil, refreshToken: String? = nil,
                 scopes: [String]? = nil, idToken: String? = nil, instanceURL: String? = nil, identityURL: String? = nil,
                 issuedAt: Date? = nil, signature: String? = nil) {
         self.accessToken = accessToken
@@ -45,7 +45,7 @@ public struct TokenResponse: Sendable, Equatable {
 
     /// Interprets the token endpoint's HTTP response: a token response, an RFC 6749 §5.2 error, or
     /// something unusable, each turned into the matching value or `OAuthError`.
-    public static func decode(_ response: HTTPResponse, endpoint: String) throws(OAuthError) -> TokenResponse {
+    package static func decode(_ response: HTTPResponse, endpoint: String) throws(OAuthError) -> TokenResponse {
         let json = JSONValue.parse(response.body)
         if (200..<300).contains(response.status) {
             guard let json, case .object = json else {
@@ -65,7 +65,7 @@ public struct TokenResponse: Sendable, Equatable {
 
     /// The longest lifetime an `expires_in` is believed: ten years. A larger value (`1e300`) is
     /// clamped to it, so the expiry stays a date every later computation can handle.
-    public static let maximumLifetime: TimeInterval = 10 * 365 * 86_400
+    package static let maximumLifetime: TimeInterval = 10 * 365 * 86_400
 
     /// The latest `issued_at` accepted: the end of year 9999, in milliseconds. A value outside
     /// `0...latestIssuedAt` is ignored (the time of the response is used instead).
@@ -77,7 +77,7 @@ public struct TokenResponse: Sendable, Equatable {
     /// of seconds ≥ 0 (larger than `maximumLifetime` is clamped); an `issued_at` that is not a
     /// plausible time is ignored. Tokens must be made of the characters RFC 6749 allows
     /// (Appendix A.12–A.17: printable ASCII), so printing one can never drive a terminal.
-    public init(json: JSONValue) throws(OAuthError) {
+    package init(json: JSONValue) throws(OAuthError) {
         guard let accessToken = json["access_token"]?.stringValue, !accessToken.isEmpty else {
             throw .invalidServerResponse("the token response has no access_token")
         }
@@ -123,7 +123,7 @@ public struct TokenResponse: Sendable, Equatable {
     /// The refresh token a successful (2xx) token response carries, read before anything else is
     /// checked: a server that rotates refresh tokens has already retired the old one when it
     /// answers, so the new one must be kept even when the rest of the answer is unusable.
-    public static func rotatedRefreshToken(in response: HTTPResponse) -> String? {
+    package static func rotatedRefreshToken(in response: HTTPResponse) -> String? {
         guard (200..<300).contains(response.status), let json = JSONValue.parse(response.body),
               let token = refreshToken(in: json), isTokenText(token) else { return nil }
         return token

@@ -3,20 +3,20 @@
 ///
 /// Every field is optional because servers release claims per scope (`profile`, `email`); `userId`
 /// is always present in a decoded identity.
-public struct UserIdentity: Sendable, Equatable, Codable {
+package struct UserIdentity: Sendable, Equatable, Codable {
     /// The user's id at the server: OIDC `sub`; Salesforce `user_id` (18 characters, `005…`).
-    public var userId: String?
+    package var userId: String?
     /// The sign-in name: OIDC `preferred_username`; Salesforce `username` (an email-like login).
-    public var username: String?
+    package var username: String?
     /// A name for people: OIDC `name` (else `given_name family_name`); Salesforce `display_name`.
-    public var displayName: String?
+    package var displayName: String?
     /// The `email` address, when released (OIDC needs the `email` scope).
-    public var email: String?
+    package var email: String?
     /// Salesforce `organization_id` (18 characters, `00D…`); `nil` elsewhere.
-    public var organizationId: String?
+    package var organizationId: String?
 
     /// Creates an identity from fields.
-    public init(userId: String? = nil, username: String? = nil, displayName: String? = nil, email: String? = nil,
+    package init(userId: String? = nil, username: String? = nil, displayName: String? = nil, email: String? = nil,
                 organizationId: String? = nil) {
         self.userId = userId
         self.username = username
@@ -32,7 +32,7 @@ public struct UserIdentity: Sendable, Equatable, Codable {
     /// - `.salesforce`: `user_id`, `organization_id`, `username`, `display_name`, `email`, falling back
     ///   to the userinfo names `preferred_username` and `name`, and to the org and user ids in the
     ///   identity URL (`id`, or `sub`, which Salesforce's userinfo sets to the identity URL).
-    public init(json: JSONValue, flavor: AuthorizationServer.Flavor) {
+    package init(json: JSONValue, flavor: AuthorizationServer.Flavor) {
         func string(_ key: String) -> String? {
             guard let value = json[key]?.stringValue, !value.isEmpty else { return nil }
             return value
@@ -63,7 +63,7 @@ public struct UserIdentity: Sendable, Equatable, Codable {
     /// - Parameters:
     ///   - endpoint: the `userinfo_endpoint` (OIDC Discovery §3), or Salesforce's identity URL (`id`).
     ///   - accessToken: the `access_token`.
-    public static func request(endpoint: String, accessToken: String) -> HTTPRequest {
+    package static func request(endpoint: String, accessToken: String) -> HTTPRequest {
         HTTPRequest(method: "GET", url: endpoint,
                     headers: [("Authorization", "Bearer \(accessToken)"), ("Accept", "application/json")])
     }
@@ -84,7 +84,7 @@ public struct UserIdentity: Sendable, Equatable, Codable {
     ///     scopes would not help.
     ///   - `OAuthError.invalidServerResponse` for anything else: 5xx, 404, an HTML page, a body that
     ///     is not a JSON object, or an object that names no user.
-    public static func decode(_ response: HTTPResponse, flavor: AuthorizationServer.Flavor) throws(OAuthError) -> UserIdentity {
+    package static func decode(_ response: HTTPResponse, flavor: AuthorizationServer.Flavor) throws(OAuthError) -> UserIdentity {
         let source = flavor == .salesforce ? "Salesforce's identity service" : "the userinfo endpoint"
         if (200..<300).contains(response.status) {
             guard let json = JSONValue.parse(response.body), case .object = json else {
@@ -113,7 +113,7 @@ public struct UserIdentity: Sendable, Equatable, Codable {
     /// is the 15-character form. Passes when either id is unknown.
     ///
     /// - Throws: `OAuthError.invalidServerResponse` when the ids differ.
-    public func requireUser(_ expectedUserId: String?, flavor: AuthorizationServer.Flavor) throws(OAuthError) {
+    package func requireUser(_ expectedUserId: String?, flavor: AuthorizationServer.Flavor) throws(OAuthError) {
         guard let expectedUserId, let userId, userId != expectedUserId else { return }
         if flavor == .salesforce, userId.count == 15 || expectedUserId.count == 15,
            userId.prefix(15).lowercased() == expectedUserId.prefix(15).lowercased() {

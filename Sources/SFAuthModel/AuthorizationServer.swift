@@ -68,19 +68,19 @@ public struct AuthorizationServer: Sendable, Equatable, Codable {
 }
 
 /// Checks on endpoint URLs.
-public enum EndpointURL {
+package enum EndpointURL {
     /// The parts of an absolute URL we care about.
-    public struct Parts: Sendable, Equatable {
+    package struct Parts: Sendable, Equatable {
         /// `http` or `https`, lower-cased.
-        public var scheme: String
+        package var scheme: String
         /// The host without brackets, lower-cased (`127.0.0.1`, `::1`, `login.salesforce.com`).
-        public var host: String
+        package var host: String
         /// The port, when given.
-        public var port: Int?
+        package var port: Int?
     }
 
     /// Splits an absolute http(s) URL; `nil` for anything else.
-    public static func parts(of string: String) -> Parts? {
+    package static func parts(of string: String) -> Parts? {
         guard let components = URLComponents(string: string),
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               var host = components.host?.lowercased(), !host.isEmpty else { return nil }
@@ -94,7 +94,7 @@ public enum EndpointURL {
     /// Strict on purpose, because it decides where plain http is allowed: forms that resolvers read
     /// differently (`127.1`, `0x7f.0.0.1`, leading zeros or signs, percent-encoding) are not loopback.
     /// The transport checks every request with this same rule.
-    public static func isLoopback(host: String) -> Bool {
+    package static func isLoopback(host: String) -> Bool {
         var host = host.lowercased()
         if host == "localhost" { return true }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -113,7 +113,7 @@ public enum EndpointURL {
     }
 
     /// Throws a configuration error unless `string` is https, or http to a loopback host.
-    public static func requireSecure(_ string: String, name: String) throws(OAuthError) {
+    package static func requireSecure(_ string: String, name: String) throws(OAuthError) {
         guard let parts = parts(of: string) else {
             throw .configuration("the \(name) '\(string)' is not an absolute http(s) URL")
         }

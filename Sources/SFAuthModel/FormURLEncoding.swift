@@ -1,9 +1,9 @@
 /// `application/x-www-form-urlencoded` encoding and decoding, written against the bytes so that
 /// it behaves the same everywhere (RFC 6749 Appendix B; WHATWG URL "urlencoded").
-public enum FormURLEncoding {
+package enum FormURLEncoding {
     /// Percent-encodes everything but RFC 3986 unreserved characters (`A–Z a–z 0–9 - . _ ~`).
     /// A space becomes `%20`, which every form decoder accepts.
-    public static func encode(_ string: String) -> String {
+    package static func encode(_ string: String) -> String {
         var out = [UInt8]()
         out.reserveCapacity(string.utf8.count)
         for byte in string.utf8 {
@@ -19,13 +19,13 @@ public enum FormURLEncoding {
     }
 
     /// Encodes name/value pairs in the given order: `a=1&b=2`.
-    public static func encode(_ pairs: [(String, String)]) -> String {
+    package static func encode(_ pairs: [(String, String)]) -> String {
         pairs.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&")
     }
 
     /// Decodes a form-encoded component: `+` is a space and `%XX` a byte. Returns `nil` when a
     /// percent sign is not followed by two hex digits or the bytes are not valid UTF-8.
-    public static func decode(_ component: Substring) -> String? {
+    package static func decode(_ component: Substring) -> String? {
         var out = [UInt8]()
         out.reserveCapacity(component.utf8.count)
         var bytes = component.utf8.makeIterator()
@@ -47,7 +47,7 @@ public enum FormURLEncoding {
 
     /// Parses `a=1&b=2` into ordered pairs. Empty segments are skipped; a segment without `=` has an
     /// empty value. Returns `nil` when any component is badly encoded.
-    public static func parse(_ query: Substring) -> [(name: String, value: String)]? {
+    package static func parse(_ query: Substring) -> [(name: String, value: String)]? {
         var pairs = [(name: String, value: String)]()
         for segment in query.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = segment.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

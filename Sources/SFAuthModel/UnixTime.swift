@@ -7,7 +7,7 @@ import Foundation
 extension Date {
     /// Whole seconds since 1970, rounded down and clamped to what an `Int64` holds: a date read
     /// from a file or a server can be anything, and a conversion that traps is not an answer.
-    public var unixSeconds: Int64 {
+    package var unixSeconds: Int64 {
         let seconds = timeIntervalSince1970.rounded(.down)
         guard seconds.isFinite else { return seconds > 0 ? .max : .min }
         return Int64(exactly: seconds) ?? (seconds > 0 ? .max : .min)
@@ -17,7 +17,7 @@ extension Date {
 extension Date {
     /// The time as RFC 3339 in UTC, to the second: `2026-11-23T23:59:00Z`. Years are clamped to
     /// 0001–9999, so any date (even one read from a damaged file) has a valid text.
-    public var rfc3339: String {
+    package var rfc3339: String {
         let seconds = min(max(unixSeconds, -62_135_596_800), 253_402_300_799)
         let days = Int64((Double(seconds) / 86_400).rounded(.down))
         let secondOfDay = seconds - days * 86_400

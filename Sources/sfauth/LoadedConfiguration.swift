@@ -6,21 +6,21 @@ import SFAuth
 /// `ConfigurationKey.environmentVariable`), the chosen profile of the configuration file, its
 /// preset, sfauth's defaults. The profile is `--profile`, else `$SFAUTH_PROFILE`, else the file's
 /// `default_profile`, else none.
-public struct LoadedConfiguration: Sendable, Equatable {
+package struct LoadedConfiguration: Sendable, Equatable {
     /// The variable that chooses a profile: `SFAUTH_PROFILE`.
-    public static let profileVariable = "SFAUTH_PROFILE"
+    package static let profileVariable = "SFAUTH_PROFILE"
 
     /// Where the configuration file is (or would be); `nil` when no location can be worked out.
-    public var file: ConfigurationFileLocation?
+    package var file: ConfigurationFileLocation?
     /// Whether that file exists (and was read).
-    public var fileExists: Bool
+    package var fileExists: Bool
     /// The profile used and what chose it; `nil` when none.
-    public var profile: Sourced<String>?
+    package var profile: Sourced<String>?
     /// The resolved settings.
-    public var resolved: ResolvedConfiguration
+    package var resolved: ResolvedConfiguration
 
     /// Creates a loaded configuration.
-    public init(file: ConfigurationFileLocation?, fileExists: Bool, profile: Sourced<String>?, resolved: ResolvedConfiguration) {
+    package init(file: ConfigurationFileLocation?, fileExists: Bool, profile: Sourced<String>?, resolved: ResolvedConfiguration) {
         self.file = file
         self.fileExists = fileExists
         self.profile = profile
@@ -38,7 +38,7 @@ public struct LoadedConfiguration: Sendable, Equatable {
     /// - Throws: `OAuthError.configuration` when a file named by `--config` or `SFAUTH_CONFIG` does not
     ///   exist or cannot be read, the file is invalid (`FILE:LINE: …`), the profile does not exist, or
     ///   the settings do not resolve (see `ConfigurationResolver.resolve()`).
-    public static func load(flags: ConfigurationLayer, configPath: String? = nil, profileName: String? = nil,
+    package static func load(flags: ConfigurationLayer, configPath: String? = nil, profileName: String? = nil,
                             environment: [String: String], reportingMissing: Bool = false) throws(OAuthError) -> LoadedConfiguration {
         let location = ConfigurationFileLocation.resolve(flag: configPath, environment: environment)
         let file = try location.flatMap { location throws(OAuthError) in try read(location) }

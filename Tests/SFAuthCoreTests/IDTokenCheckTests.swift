@@ -203,7 +203,7 @@ extension IDTokenHeader {
 // Literals for the claims above. (Test-only: the library never builds JSON this way.)
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
                      ExpressibleByArrayLiteral {
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int) { self = .number(Double(value)) }
-    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    package init(stringLiteral value: String) { self = .string(value) }
+    package init(integerLiteral value: Int) { self = .number(Double(value)) }
+    package init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
 }

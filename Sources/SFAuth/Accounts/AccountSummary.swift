@@ -7,9 +7,9 @@ import SFAuthCore
 
 /// One stored account as `sfauth accounts` shows it — or a file in the store that cannot be read,
 /// shown with its path so that one damaged file hides none of the others.
-public struct AccountSummary: Sendable, Equatable, Encodable {
+package struct AccountSummary: Sendable, Equatable, Encodable {
     /// Whether the account's tokens can be used.
-    public enum State: String, Sendable, Encodable {
+    package enum State: String, Sendable, Encodable {
         /// The access token is valid.
         case valid
         /// The access token has expired but can be renewed without a person.
@@ -21,7 +21,7 @@ public struct AccountSummary: Sendable, Equatable, Encodable {
     }
 
     /// Where an account's refresh token is kept.
-    public enum SecretLocation: String, Sendable, Encodable {
+    package enum SecretLocation: String, Sendable, Encodable {
         /// In the Secret Service keyring.
         case keyring
         /// In the account's own file (mode 0600).
@@ -29,30 +29,30 @@ public struct AccountSummary: Sendable, Equatable, Encodable {
     }
 
     /// The account's key.
-    public var identifier: String
+    package var identifier: String
     /// What selects the account in `--account`, `use`, `logout`: its alias, else its identifier.
-    public var name: String
+    package var name: String
     /// The alias the user gave it.
-    public var alias: String?
+    package var alias: String?
     /// The username.
-    public var username: String?
+    package var username: String?
     /// Who the account is, for people: the username, or the client for a client-credentials account.
-    public var user: String?
+    package var user: String?
     /// Where the account signs in, with port and path where they tell servers apart: Salesforce's
     /// instance host, else the issuer or token endpoint without its scheme.
-    public var server: String
+    package var server: String
     /// Whether it is the default account.
-    public var isDefault: Bool
+    package var isDefault: Bool
     /// Whether its tokens can be used.
-    public var state: State
+    package var state: State
     /// When the access token expires (stated or assumed); `nil` for an unreadable file.
-    public var expiresAt: Date?
+    package var expiresAt: Date?
     /// Where its refresh token lives; `nil` when it has none.
-    public var refreshToken: SecretLocation?
+    package var refreshToken: SecretLocation?
     /// The account's file.
-    public var file: String
+    package var file: String
     /// Why the file cannot be read (`state == .unreadable`).
-    public var problem: String?
+    package var problem: String?
 
     enum CodingKeys: String, CodingKey {
         case identifier, name, alias, username, user, server, isDefault = "default", state, expiresAt = "expires_at",
@@ -61,7 +61,7 @@ public struct AccountSummary: Sendable, Equatable, Encodable {
 
     /// Every key is always present (absent values are `null`), so scripts can rely on the shape.
     /// `expires_at` is Unix seconds; `expires` the same time in RFC 3339.
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(identifier, forKey: .identifier)
         try container.encode(name, forKey: .name)
@@ -80,7 +80,7 @@ public struct AccountSummary: Sendable, Equatable, Encodable {
 
     /// Lists every stored account in identifier order, the default one marked. A file that cannot
     /// be read is listed as `unreadable` with the reason, instead of failing the whole list.
-    public static func list(store: FileCredentialStore, tokenSource: TokenSource) throws(OAuthError) -> [AccountSummary] {
+    package static func list(store: FileCredentialStore, tokenSource: TokenSource) throws(OAuthError) -> [AccountSummary] {
         let defaultIdentifier = try store.defaultIdentifier()
         var summaries = [AccountSummary]()
         for identifier in try store.identifiers() {
@@ -128,7 +128,7 @@ public struct AccountSummary: Sendable, Equatable, Encodable {
 
     /// `acme.my.salesforce.com`, `127.0.0.1:8000/o`, `idp.example/realms/dev`: enough to tell two
     /// servers on one host apart.
-    public static func displayServer(of credentials: OAuthCredentials) -> String {
+    package static func displayServer(of credentials: OAuthCredentials) -> String {
         if let instance = credentials.instanceURL, let parts = EndpointURL.parts(of: instance) { return parts.host }
         let url = credentials.server.issuer ?? credentials.server.tokenEndpoint
         guard let schemeEnd = url.firstRange(of: "://") else { return url }

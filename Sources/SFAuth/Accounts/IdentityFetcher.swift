@@ -3,12 +3,12 @@ import SFAuthCore
 /// Asks the server who owns an access token: Salesforce's identity URL, or the OpenID Connect
 /// userinfo endpoint (OIDC Core §5.3). Used after a login to learn the user's name and email, and
 /// by anything that wants to show who an account is.
-public struct IdentityFetcher: Sendable {
+package struct IdentityFetcher: Sendable {
     private let httpClient: any HTTPClient
 
     /// Creates a fetcher that sends its requests through `httpClient`. Default: a `CurlHTTPClient`
     /// (which loads libcurl on its first request).
-    public init(httpClient: any HTTPClient = CurlHTTPClient()) {
+    package init(httpClient: any HTTPClient = CurlHTTPClient()) {
         self.httpClient = httpClient
     }
 
@@ -32,7 +32,7 @@ public struct IdentityFetcher: Sendable {
     ///     such a token 401 `invalid_token`).
     ///   - `.network` / `.cancelled` when no answer came; `.invalidServerResponse` for anything unusable
     ///     (5xx, HTML, not JSON, another user's identity).
-    public func fetch(for credentials: OAuthCredentials) async throws(OAuthError) -> UserIdentity {
+    package func fetch(for credentials: OAuthCredentials) async throws(OAuthError) -> UserIdentity {
         let flavor = credentials.server.flavor
         let endpoint: String? = switch flavor {
         case .salesforce: credentials.identityURL ?? credentials.server.userinfoEndpoint

@@ -20,9 +20,11 @@ public struct TokenRevoker: Sendable {
     /// Creates a revoker that sends its requests through `httpClient`. Default: a `CurlHTTPClient`
     /// (which loads libcurl on its first request).
     ///
-    /// - Parameter clientSecret: the `client_secret` of a confidential client, sent with each
-    ///   request (RFC 7009 §2.1: the client "also includes its authentication credentials"). Give it
-    ///   only for the client it belongs to. Default: `nil` (a public client).
+    /// - Parameters:
+    ///   - httpClient: sends the revocation requests. Default: `CurlHTTPClient()`.
+    ///   - clientSecret: the `client_secret` of a confidential client, sent with each
+    ///     request (RFC 7009 §2.1: the client "also includes its authentication credentials"). Give it
+    ///     only for the client it belongs to. Default: `nil` (a public client).
     public init(httpClient: any HTTPClient = CurlHTTPClient(), clientSecret: String? = nil) {
         self.httpClient = httpClient
         self.clientSecret = clientSecret

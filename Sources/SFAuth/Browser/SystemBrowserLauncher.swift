@@ -104,7 +104,7 @@ public struct SystemBrowserLauncher: BrowserLauncher {
 
     /// Whether this is Windows Subsystem for Linux, where the browser is a Windows program:
     /// `WSL_DISTRO_NAME` or `WSL_INTEROP` is set (WSL sets both in every session).
-    public var isWSL: Bool {
+    package var isWSL: Bool {
         !(environment["WSL_DISTRO_NAME"] ?? "").isEmpty || !(environment["WSL_INTEROP"] ?? "").isEmpty
     }
 

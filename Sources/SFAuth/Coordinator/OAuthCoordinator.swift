@@ -11,8 +11,8 @@ import SFAuthCore
 /// `HTTPClient` (PKCE, `state`), stores the credentials and tells its delegate each step.
 ///
 /// ```swift
-/// let coordinator = OAuthCoordinator(configuration: .init(server: server, client: client), delegate: self,
-///                                    store: try FileCredentialStore(environment: environment))
+/// let coordinator = OAuthCoordinator(configuration: .init(server: server, client: client, app: app), delegate: self,
+///                                    store: try FileCredentialStore(app: app, environment: environment))
 /// let credentials = try await coordinator.authenticate()
 /// ```
 public final class OAuthCoordinator: Sendable {
@@ -87,6 +87,8 @@ public final class OAuthCoordinator: Sendable {
     /// Creates a coordinator.
     ///
     /// - Parameters:
+    ///   - configuration: what to sign in to, and how.
+    ///   - delegate: hears each step of a flow; held weakly, so keep it alive yourself. `nil` for none.
     ///   - httpClient: sends the token request. Default: `CurlHTTPClient()`.
     ///   - store: where successful credentials are saved before `didAuthenticate`; `nil` keeps them in memory only.
     ///   - clock: the time expiry is computed from, and what the device grant's polling waits and

@@ -59,11 +59,14 @@ public protocol OAuthCoordinatorDelegate: AnyObject, Sendable {
 }
 
 extension OAuthCoordinatorDelegate {
+    /// Does nothing.
     public func oauthCoordinator(_ coordinator: OAuthCoordinator, willBeginAuthenticationWith info: AuthInfo) {}
 
+    /// Returns `.openBrowser`: the coordinator opens the browser as configured.
     public func oauthCoordinator(_ coordinator: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String,
                                  info: AuthInfo) -> BrowserPresentation { .openBrowser }
 
+    /// Writes the URL (and why no browser opened) to standard error.
     public func oauthCoordinator(_ coordinator: OAuthCoordinator, browserNotOpenedFor url: String,
                                  reason: BrowserNotOpenedReason, info: AuthInfo) {
         var text = ""
@@ -72,14 +75,18 @@ extension OAuthCoordinatorDelegate {
         StandardError.write(text)
     }
 
+    /// Does nothing.
     public func oauthCoordinator(_ coordinator: OAuthCoordinator, didReceiveAuthorizationCodeWith info: AuthInfo) {}
 
+    /// Writes the verification page and the user code to standard error.
     public func oauthCoordinator(_ coordinator: OAuthCoordinator, didReceiveDeviceAuthorization authorization: DeviceAuthorization,
                                  info: AuthInfo) {
         StandardError.write(DeviceInstructions.text(for: authorization))
     }
 
+    /// Does nothing.
     public func oauthCoordinator(_ coordinator: OAuthCoordinator, didAuthenticate credentials: OAuthCredentials, info: AuthInfo) {}
 
+    /// Does nothing.
     public func oauthCoordinator(_ coordinator: OAuthCoordinator, didFailWith error: OAuthError, info: AuthInfo) {}
 }

@@ -17,6 +17,7 @@ public struct StandardInputRedirectSource: RedirectURLSource {
     /// Creates the source.
     public init() {}
 
+    /// Reads one line from standard input, blocking; `nil` at the end of input.
     public func nextLine() -> String? {
         var bytes = [UInt8]()
         var byte: UInt8 = 0
@@ -30,6 +31,7 @@ public struct StandardInputRedirectSource: RedirectURLSource {
         }
     }
 
+    /// Says on standard error that the pasted address was not used, and why.
     public func rejected(_ line: String, reason: String) {
         StandardError.line("Not used: \(reason). Paste the address again, or finish in a browser on this machine.")
     }

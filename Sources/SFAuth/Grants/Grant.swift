@@ -33,7 +33,11 @@ public struct Grant: Sendable, CustomStringConvertible {
     /// The JWT bearer grant (RFC 7523): an assertion signed with the client's private key stands
     /// for `username`, with no person present (`sf org login jwt`).
     ///
-    /// - Parameter audience: the assertion's `aud`; default: `JWTBearerAssertion.defaultAudience(for:)`.
+    /// - Parameters:
+    ///   - username: the user the assertion stands for (its `sub`).
+    ///   - signer: holds the private key the assertion is signed with.
+    ///   - audience: the assertion's `aud`. Default: for Salesforce `https://login.salesforce.com`
+    ///     (`https://test.salesforce.com` for a sandbox), else the issuer, else the token endpoint.
     public static func jwtBearer(username: String, signer: JWTAssertionSigner, audience: String? = nil) -> Grant {
         Grant(kind: .jwtBearer(username: username, signer: signer, audience: audience))
     }

@@ -24,7 +24,10 @@ public struct JWTAssertionSigner: Sendable {
     /// Reads a PEM private key: RSA (PKCS#1 `RSA PRIVATE KEY` or PKCS#8 `PRIVATE KEY`, at least 2048
     /// bits) or EC P-256 (SEC 1 `EC PRIVATE KEY` or PKCS#8).
     ///
-    /// - Parameter source: where the key came from, for error messages (a file path).
+    /// - Parameters:
+    ///   - pem: the PEM text of the private key.
+    ///   - source: where the key came from, for error messages (a file path).
+    ///   - keyID: the `kid` put in the assertions' header, when the server wants one. Default: none.
     /// - Throws: `OAuthError.configuration` when the text is no such key.
     public init(privateKeyPEM pem: String, source: String, keyID: String? = nil) async throws(OAuthError) {
         let keys = JWTKeyCollection()
@@ -60,7 +63,7 @@ public struct JWTAssertionSigner: Sendable {
 
     /// The JWT bearer token request (RFC 7523 §2.1) with a fresh assertion, issued now, saying that
     /// `client` speaks for `username` to `audience`.
-    public func tokenRequest(username: String, audience: String, tokenEndpoint: String, client: ClientConfiguration,
+    package func tokenRequest(username: String, audience: String, tokenEndpoint: String, client: ClientConfiguration,
                              now: Date) async throws(OAuthError) -> HTTPRequest {
         var random = SystemRandomNumberGenerator()
         let claims = JWTBearerAssertion(clientId: client.clientId, username: username, audience: audience, now: now, using: &random)
@@ -68,7 +71,7 @@ public struct JWTAssertionSigner: Sendable {
     }
 
     /// The signed assertion (compact JWS) for these claims.
-    public func sign(_ assertion: JWTBearerAssertion) async throws(OAuthError) -> String {
+    package func sign(_ assertion: JWTBearerAssertion) async throws(OAuthError) -> String {
         let payload = AssertionPayload(
             iss: IssuerClaim(value: assertion.issuer), sub: SubjectClaim(value: assertion.subject),
             aud: AudienceClaim(value: assertion.audience),

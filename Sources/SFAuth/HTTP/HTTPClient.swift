@@ -41,6 +41,7 @@ public struct HTTPTransportError: Error, Sendable, Equatable, CustomStringConver
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }
 
@@ -48,7 +49,7 @@ extension HTTPClient {
     /// Sends `request`, turning every way of getting no response into the `OAuthError` a caller
     /// acts on: a transport failure is `.network` (or `.configuration` for an insecure URL or a
     /// missing libcurl), task cancellation is `.cancelled`.
-    public func sendForOAuth(_ request: HTTPRequest) async throws(OAuthError) -> HTTPResponse {
+    package func sendForOAuth(_ request: HTTPRequest) async throws(OAuthError) -> HTTPResponse {
         do {
             return try await send(request)
         } catch let error as HTTPTransportError {

@@ -17,7 +17,10 @@ public struct AuthorizedRequester: Sendable {
     /// against the instance and refuses hosts the token is not for) with the account's token; after a
     /// `401` renews the token and sends once more.
     ///
-    /// - Parameter account: the account's identifier; `nil` for the default account.
+    /// - Parameters:
+    ///   - account: the account's identifier; `nil` for the default account.
+    ///   - makeRequest: builds the request for the credentials it will be sent with (called again,
+    ///     with the renewed credentials, after a `401`); its `Authorization` header is replaced.
     /// - Returns: the final response (whatever its status) and the credentials it was sent with.
     /// - Throws: what `TokenSource.credentials` or `makeRequest` throws (a sign-in needed, a renewal
     ///   that failed, a host not allowed), or `.network` when no answer came.

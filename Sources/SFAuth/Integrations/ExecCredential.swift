@@ -7,24 +7,24 @@ import SFAuthCore
 
 /// client-go's exec credential plugin protocol (Kubernetes `client.authentication.k8s.io`): what
 /// kubectl asks in `KUBERNETES_EXEC_INFO`, and the `ExecCredential` a plugin answers with on stdout.
-public enum ExecCredential {
+package enum ExecCredential {
     /// The variable kubectl passes the request in: `KUBERNETES_EXEC_INFO`.
-    public static let infoVariable = "KUBERNETES_EXEC_INFO"
+    package static let infoVariable = "KUBERNETES_EXEC_INFO"
     /// The API group version answered when kubectl did not say: `client.authentication.k8s.io/v1`.
-    public static let defaultAPIVersion = "client.authentication.k8s.io/v1"
+    package static let defaultAPIVersion = "client.authentication.k8s.io/v1"
     /// The versions this plugin speaks: `v1` and `v1beta1` (same shape for what we send).
-    public static let supportedAPIVersions: Set<String> = [defaultAPIVersion, "client.authentication.k8s.io/v1beta1"]
+    package static let supportedAPIVersions: Set<String> = [defaultAPIVersion, "client.authentication.k8s.io/v1beta1"]
 
     /// What kubectl asked for: the `apiVersion` to answer in and `spec.interactive`.
-    public struct Request: Sendable, Equatable {
+    package struct Request: Sendable, Equatable {
         /// The `apiVersion` to answer in. Default: `defaultAPIVersion`.
-        public var apiVersion: String
+        package var apiVersion: String
         /// `spec.interactive`: whether the plugin may talk to the user (kubectl's stdin is a terminal).
         /// `nil` when kubectl did not say (the variable is absent).
-        public var interactive: Bool?
+        package var interactive: Bool?
 
         /// A request.
-        public init(apiVersion: String = ExecCredential.defaultAPIVersion, interactive: Bool? = nil) {
+        package init(apiVersion: String = ExecCredential.defaultAPIVersion, interactive: Bool? = nil) {
             self.apiVersion = apiVersion
             self.interactive = interactive
         }
@@ -32,7 +32,7 @@ public enum ExecCredential {
         /// Reads `KUBERNETES_EXEC_INFO` from `environment`; an absent or empty variable is the default
         /// request. An `apiVersion` other than v1/v1beta1, or text that is not the JSON object kubectl
         /// sends, is a configuration error.
-        public init(environment: [String: String]) throws(OAuthError) {
+        package init(environment: [String: String]) throws(OAuthError) {
             guard let text = environment[ExecCredential.infoVariable], !text.allSatisfy(\.isWhitespace) else {
                 self.init()
                 return
@@ -59,7 +59,7 @@ public enum ExecCredential {
 
     /// The `ExecCredential` JSON (one line) with `status.token` and, when known,
     /// `status.expirationTimestamp` in RFC 3339 UTC (kubectl reuses the token until then).
-    public static func render(apiVersion: String, token: String, expiry: Date?) -> String {
+    package static func render(apiVersion: String, token: String, expiry: Date?) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let value = Wire(apiVersion: apiVersion, status: .init(token: token, expirationTimestamp: expiry?.rfc3339))
@@ -83,7 +83,7 @@ public enum ExecCredential {
     /// The `users[].user.exec` stanza of a kubeconfig that runs `command args…` as this plugin
     /// (`interactiveMode: IfAvailable`, so a sign-in may use kubectl's terminal), as YAML indented by
     /// `indent` spaces. Every string is double-quoted (JSON strings are YAML strings).
-    public static func kubeconfigExecStanza(command: String, arguments: [String], indent: Int = 0) -> String {
+    package static func kubeconfigExecStanza(command: String, arguments: [String], indent: Int = 0) -> String {
         let pad = String(repeating: " ", count: indent)
         var lines = ["exec:",
                      "  apiVersion: \(defaultAPIVersion)",
@@ -95,7 +95,7 @@ public enum ExecCredential {
     }
 
     /// A double-quoted YAML scalar (JSON escaping, which YAML reads the same way).
-    public static func yamlQuoted(_ text: String) -> String {
+    package static func yamlQuoted(_ text: String) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
         guard let data = try? encoder.encode(text) else { return "\"\"" }

@@ -7,14 +7,14 @@ import SFAuthCore
 
 /// git's credential helper protocol (`git help credential`, "Input/Output Format"): `key=value`
 /// lines on the helper's stdin until a blank line or the end, and the same format back on stdout.
-public enum GitCredential {
+package enum GitCredential {
     /// The attributes git sent, in order (a key such as `wwwauth[]` may repeat).
-    public struct Attributes: Sendable, Equatable {
+    package struct Attributes: Sendable, Equatable {
         /// Every `key=value` pair, in the order read.
-        public var pairs: [(key: String, value: String)]
+        package var pairs: [(key: String, value: String)]
 
         /// Reads `text` up to the first blank line; lines without `=` are ignored.
-        public init(parsing text: String) {
+        package init(parsing text: String) {
             pairs = []
             for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
                 let line = line.hasSuffix("\r") ? line.dropLast() : line
@@ -25,26 +25,26 @@ public enum GitCredential {
         }
 
         /// The first value of `key`.
-        public subscript(key: String) -> String? { pairs.first { $0.key == key }?.value }
+        package subscript(key: String) -> String? { pairs.first { $0.key == key }?.value }
 
         /// The same pairs in the same order.
-        public static func == (lhs: Attributes, rhs: Attributes) -> Bool {
+        package static func == (lhs: Attributes, rhs: Attributes) -> Bool {
             lhs.pairs.map(\.key) == rhs.pairs.map(\.key) && lhs.pairs.map(\.value) == rhs.pairs.map(\.value)
         }
     }
 
     /// A host a helper answers for: a scheme and `host[:port]`, as git sends them in `protocol` and
     /// `host` (git includes a non-default port in `host`).
-    public struct Host: Sendable, Equatable, CustomStringConvertible {
+    package struct Host: Sendable, Equatable, CustomStringConvertible {
         /// `https` (the default) or `http`.
-        public var scheme: String
+        package var scheme: String
         /// The host, with `:port` when one was given, lowercased.
-        public var hostAndPort: String
+        package var hostAndPort: String
 
         /// Reads `https://git.example`, `http://127.0.0.1:8080/`, `git.example:8443` or `git.example`
         /// (scheme `https` unless `defaultScheme` says otherwise). A path, user info, query or any
         /// other scheme is refused, and plain `http` for anything but a loopback host.
-        public init(parsing text: String, defaultScheme: String = "https") throws(OAuthError) {
+        package init(parsing text: String, defaultScheme: String = "https") throws(OAuthError) {
             var rest = Substring(text)
             var scheme = defaultScheme.lowercased()
             if let range = rest.firstRange(of: "://") {
@@ -68,20 +68,20 @@ public enum GitCredential {
         }
 
         /// The URL prefix git config keys are scoped by: `https://git.example`.
-        public var url: String { "\(scheme)://\(hostAndPort)" }
+        package var url: String { "\(scheme)://\(hostAndPort)" }
 
         /// The URL prefix (`url`).
-        public var description: String { url }
+        package var description: String { url }
 
         /// Whether git's request (`protocol`, `host`) is for this host.
-        public func matches(_ attributes: Attributes) -> Bool {
+        package func matches(_ attributes: Attributes) -> Bool {
             attributes["protocol"]?.lowercased() == scheme && attributes["host"]?.lowercased() == hostAndPort
         }
     }
 
     /// The answer to `get`: `username`, `password` and `password_expiry_utc` (seconds since 1970;
     /// git 2.41 and later stop using the password then).
-    public static func answer(username: String, password: String, expiry: Date?) -> String {
+    package static func answer(username: String, password: String, expiry: Date?) -> String {
         var lines = ["username=\(oneLine(username))", "password=\(oneLine(password))"]
         if let expiry { lines.append("password_expiry_utc=\(expiry.unixSeconds)") }
         return lines.joined(separator: "\n") + "\n"
@@ -89,7 +89,7 @@ public enum GitCredential {
 
     /// The answer that stops git from asking anyone else (a terminal prompt) after the helper said
     /// why it has nothing: `quit=1` (git 2.22+).
-    public static let quit = "quit=1\n"
+    package static let quit = "quit=1\n"
 
     /// A value with newlines and NULs removed: git's format has no escaping, and a value that
     /// contained one would inject attributes.
@@ -99,12 +99,12 @@ public enum GitCredential {
 
     /// The `credential.<url>.helper` value that runs `executable arguments…`: `!` and a shell
     /// command line, each word single-quoted (git runs it with `sh -c`).
-    public static func helperValue(executable: String, arguments: [String]) -> String {
+    package static func helperValue(executable: String, arguments: [String]) -> String {
         "!" + ([executable] + arguments).map(shellQuoted).joined(separator: " ")
     }
 
     /// `'word'` for `sh`, with `'` written as `'\''`.
-    public static func shellQuoted(_ word: String) -> String {
+    package static func shellQuoted(_ word: String) -> String {
         "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
 }

@@ -10,22 +10,22 @@ import SFAuthCore
 /// dedicated thread with `poll()`, so idle browser preconnects never stall the real redirect.
 /// Anything that is not a `GET` on the exact callback path gets `404`; a callback without our
 /// `state` gets `400` and the wait goes on.
-public final class LoopbackListener: Sendable {
+package final class LoopbackListener: Sendable {
     /// Where the listener binds and which path it answers.
-    public struct Configuration: Sendable, Equatable {
+    package struct Configuration: Sendable, Equatable {
         /// Host name used in the redirect URI: `"127.0.0.1"` (default), `"[::1]"`, or `"localhost"`
         /// (binds 127.0.0.1 and, where it exists, ::1 on the same port).
-        public var host: String
+        package var host: String
         /// Port to bind; 0 (default) picks an ephemeral one. Fixed ports are for servers that
         /// register an exact redirect URI (Salesforce's CLI uses 1717).
-        public var port: UInt16
+        package var port: UInt16
         /// Path of the callback, e.g. `"/callback"` (default) or `"/OauthRedirect"`; matched exactly.
-        public var callbackPath: String
+        package var callbackPath: String
         /// Whose sign-in it is: the result pages name it, at `/<app name>/signed-in`. Default: `.sfauth`.
-        public var app: AppIdentity
+        package var app: AppIdentity
 
         /// Creates a configuration; the defaults give `http://127.0.0.1:<ephemeral>/callback`.
-        public init(host: String = "127.0.0.1", port: UInt16 = 0, callbackPath: String = "/callback", app: AppIdentity = .sfauth) {
+        package init(host: String = "127.0.0.1", port: UInt16 = 0, callbackPath: String = "/callback", app: AppIdentity = .sfauth) {
             self.host = host
             self.port = port
             self.callbackPath = callbackPath
@@ -34,7 +34,7 @@ public final class LoopbackListener: Sendable {
     }
 
     /// The page shown in the browser after the redirect.
-    public enum ResultPage: Sendable, Equatable {
+    package enum ResultPage: Sendable, Equatable {
         /// "You are signed in", with `detail` (e.g. the account name) shown HTML-escaped.
         case signedIn(detail: String)
         /// "Sign-in failed", with `message` shown HTML-escaped and a pointer to the terminal.
@@ -42,12 +42,12 @@ public final class LoopbackListener: Sendable {
     }
 
     /// The configuration the listener was created with.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// The port actually bound (the ephemeral one when the configuration asked for 0).
-    public let port: UInt16
+    package let port: UInt16
     /// The redirect URI to send as `redirect_uri`, built from the bound port,
     /// e.g. `http://127.0.0.1:54321/callback`.
-    public let redirectURI: String
+    package let redirectURI: String
 
     private let core: LoopbackListenerCore
     /// Connection limit and timeouts; tests shorten them.
@@ -63,7 +63,7 @@ public final class LoopbackListener: Sendable {
     ///   in use, held by …"); `OAuthError.configuration` when the host is not a loopback host, the
     ///   path is not an absolute path, or the port needs privileges; `OAuthError.localFault` when
     ///   this machine cannot give a socket (out of descriptors, no loopback interface, …).
-    public convenience init(configuration: Configuration = Configuration()) throws(OAuthError) {
+    package convenience init(configuration: Configuration = Configuration()) throws(OAuthError) {
         try self.init(configuration: configuration, limits: LoopbackStateMachine.Limits())
     }
 
@@ -104,7 +104,7 @@ public final class LoopbackListener: Sendable {
     /// - Throws: `OAuthError.timedOut` when the deadline passes, `OAuthError.cancelled` on task
     ///   cancellation or ``cancel()``, `OAuthError.localFault` when the listener itself fails
     ///   (`poll`, no thread). In every throwing case all sockets are closed on return.
-    public func waitForCallback(expectedState: String, timeout: Duration) async throws(OAuthError) -> CallbackOutcome {
+    package func waitForCallback(expectedState: String, timeout: Duration) async throws(OAuthError) -> CallbackOutcome {
         let (seconds, attoseconds) = timeout.components
         let milliseconds = max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
         let wholeSeconds = Int((Double(seconds) + Double(attoseconds) / 1e18).rounded())
@@ -143,7 +143,7 @@ public final class LoopbackListener: Sendable {
     /// browser asks for it; then closes everything — as soon as the page has been served, or after
     /// a grace period of 3 s at most. Returns when everything is closed. Without a held callback
     /// (or after ``cancel()``) it just closes.
-    public func finish(_ page: ResultPage) async {
+    package func finish(_ page: ResultPage) async {
         let core = self.core
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -160,7 +160,7 @@ public final class LoopbackListener: Sendable {
 
     /// Closes everything at once; a pending ``waitForCallback(expectedState:timeout:)`` throws
     /// `OAuthError.cancelled`. Idempotent, callable from any thread.
-    public func cancel() {
+    package func cancel() {
         core.cancel()
     }
 }

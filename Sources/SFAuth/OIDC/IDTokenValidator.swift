@@ -19,9 +19,9 @@ import SFAuthCore
 /// let validator = IDTokenValidator(httpClient: CurlHTTPClient())
 /// let claims = try await validator.validate(idToken, server: server, clientId: "my-cli", nonce: request.nonce, now: Date())
 /// ```
-public final class IDTokenValidator: Sendable {
+package final class IDTokenValidator: Sendable {
     /// How far the clocks of this machine and the server may disagree, in seconds. Default: 60.
-    public let leeway: TimeInterval
+    package let leeway: TimeInterval
     private let keySets: KeySetCache
 
     /// Creates a validator with an empty key cache.
@@ -29,7 +29,7 @@ public final class IDTokenValidator: Sendable {
     /// - Parameters:
     ///   - httpClient: fetches the servers' key sets. Default: `CurlHTTPClient()`.
     ///   - leeway: allowed clock difference for `exp` and `iat`, in seconds. Default: 60.
-    public init(httpClient: any HTTPClient = CurlHTTPClient(), leeway: TimeInterval = 60) {
+    package init(httpClient: any HTTPClient = CurlHTTPClient(), leeway: TimeInterval = 60) {
         self.leeway = leeway
         keySets = KeySetCache(httpClient: httpClient)
     }
@@ -45,7 +45,7 @@ public final class IDTokenValidator: Sendable {
     ///   - now: this machine's time.
     /// - Throws: `OAuthError.idTokenRejected` naming the check that failed; `.network` or
     ///   `.invalidServerResponse` when the key set cannot be fetched.
-    public func validate(_ idToken: String, server: AuthorizationServer, clientId: String, nonce: String?,
+    package func validate(_ idToken: String, server: AuthorizationServer, clientId: String, nonce: String?,
                          now: Date) async throws(OAuthError) -> IDTokenClaims {
         let check = IDTokenCheck(issuer: Self.expectedIssuer(of: server), clientId: clientId, nonce: nonce, leeway: leeway)
         return try await validate(idToken, server: server, check: check, now: now)
@@ -56,7 +56,7 @@ public final class IDTokenValidator: Sendable {
     /// party as the sign-in's ID token.
     ///
     /// - Parameter original: the sign-in's ID token (validated when it arrived); `nil` when there was none.
-    public func validateRefreshed(_ idToken: String, original: String?, server: AuthorizationServer, clientId: String,
+    package func validateRefreshed(_ idToken: String, original: String?, server: AuthorizationServer, clientId: String,
                                   now: Date) async throws(OAuthError) -> IDTokenClaims {
         let check = IDTokenCheck(issuer: Self.expectedIssuer(of: server), clientId: clientId, nonce: nil,
                                  original: original.flatMap(IDTokenClaims.init(unverifiedToken:)), leeway: leeway)
@@ -66,7 +66,7 @@ public final class IDTokenValidator: Sendable {
     /// The `iss` an ID token of `server` must carry: its issuer — except for Salesforce, whose
     /// issuer here is the login host sfauth was given (not one the server published), while its ID
     /// tokens name the host that authenticated the user, which can differ (My Domain, Experience Cloud).
-    public static func expectedIssuer(of server: AuthorizationServer) -> String? {
+    package static func expectedIssuer(of server: AuthorizationServer) -> String? {
         server.flavor == .salesforce ? nil : server.issuer
     }
 

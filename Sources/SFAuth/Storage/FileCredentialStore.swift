@@ -34,6 +34,7 @@ public struct FileCredentialStore: CredentialStore {
     /// Uses `directory`, which is created (0700) on the first write.
     ///
     /// - Parameters:
+    ///   - directory: the store's directory, an absolute path.
     ///   - secretStore: where refresh tokens of accounts that use it are kept (the keyring).
     ///   - placesNewRefreshTokensInSecretStore: whether a new sign-in's refresh token goes there.
     ///     Default: `true` when a secret store is given.
@@ -96,6 +97,9 @@ public struct FileCredentialStore: CredentialStore {
         }
     }
 
+    /// Reads the account's file; `nil` when there is none.
+    ///
+    /// - Throws: `OAuthError.storage` when the directory is not private or the file cannot be read or decoded.
     public func load(identifier: String) throws(OAuthError) -> OAuthCredentials? {
         try requirePrivateDirectory()
         let path = path(for: identifier)
@@ -105,6 +109,8 @@ public struct FileCredentialStore: CredentialStore {
         return try Self.decode(bytes, path: path, identifier: identifier)
     }
 
+    /// Writes the account's file atomically under the store's lock, the refresh token first to the
+    /// secret store when the account keeps it there; the first account saved becomes the default.
     @discardableResult
     public func save(_ kept: OAuthCredentials) throws(OAuthError) -> OAuthCredentials {
         try requirePrivateDirectory()
@@ -137,6 +143,8 @@ public struct FileCredentialStore: CredentialStore {
         return kept
     }
 
+    /// Deletes the account's refresh token from the secret store (when it is there), then its file;
+    /// the default moves to the first remaining account.
     public func delete(identifier: String) throws(OAuthError) {
         if let credentials = try load(identifier: identifier), credentials.refreshTokenInSecretStore == true {
             // Deleting only the file would leave a live refresh token in the keyring, unreachable.
@@ -161,16 +169,21 @@ public struct FileCredentialStore: CredentialStore {
         }
     }
 
+    /// The identifiers of the accounts whose files are in the directory, sorted.
     public func identifiers() throws(OAuthError) -> [String] {
         try requirePrivateDirectory()
         do { return try listIdentifiers() } catch { throw .storage("\(error)") }
     }
 
+    /// The identifier the `default` file names, if any.
     public func defaultIdentifier() throws(OAuthError) -> String? {
         try requirePrivateDirectory()
         do { return try readDefault() } catch { throw .storage("\(error)") }
     }
 
+    /// Makes `identifier` the default account.
+    ///
+    /// - Throws: `OAuthError.configuration` when no such account is stored.
     public func setDefault(_ identifier: String) throws(OAuthError) {
         guard try load(identifier: identifier) != nil else {
             throw .configuration("there is no stored account '\(TerminalText.escaped(identifier))'")
@@ -180,10 +193,15 @@ public struct FileCredentialStore: CredentialStore {
         }
     }
 
+    /// Takes the account's refresh lock (`locks/<account>.lock`), waiting up to 60 seconds.
     public func lock(account identifier: String) async throws(OAuthError) -> AccountLock {
         try await AccountLock.acquire(path: try lockPath(for: identifier), clock: clock)
     }
 
+    /// The refresh token of `credentials`: from the record, or from the secret store when it is kept there.
+    ///
+    /// - Throws: `OAuthError.loginRequired` when the secret store has lost it; `.storage` when the
+    ///   secret store is needed but not in use or cannot answer.
     public func refreshToken(of credentials: OAuthCredentials) throws(OAuthError) -> String? {
         guard credentials.refreshTokenInSecretStore == true else { return credentials.refreshToken }
         guard let secretStore else { throw Self.keyringNotInUse(credentials) }

@@ -1,12 +1,17 @@
 import SFAuthCore
 
+/// The credential store each storage mode stands for.
 extension StorageMode {
     /// The credential store for a command.
     ///
-    /// - Parameter signingIn: `true` for a new sign-in, which decides where its refresh token goes:
-    ///   `.keyring` requires an available keyring; `.auto` uses it when `probe` finds it available,
-    ///   otherwise the files, with a `notice` for the user. Other commands never probe: an account's
-    ///   refresh token stays where it was put, and the keyring is asked only when one is needed.
+    /// - Parameters:
+    ///   - directory: the credentials directory.
+    ///   - app: whose keyring items the store uses (`SecretServiceStore(app:)`). Default: `.sfauth`.
+    ///   - signingIn: `true` for a new sign-in, which decides where its refresh token goes:
+    ///     `.keyring` requires an available keyring; `.auto` uses it when `probe` finds it available,
+    ///     otherwise the files, with a `notice` for the user. Other commands never probe: an account's
+    ///     refresh token stays where it was put, and the keyring is asked only when one is needed.
+    ///   - probe: asks whether the keyring can be used. Default: `SecretServiceStore.probe()`.
     public func store(directory: String, app: AppIdentity = .sfauth, signingIn: Bool,
                       probe: () -> SecretServiceAvailability = { SecretServiceStore.probe() })
         throws(OAuthError) -> (store: FileCredentialStore, notice: String?) {

@@ -9,9 +9,9 @@ import Darwin
 ///
 /// Everything written here is for a person at a terminal, and much of it quotes a server: control
 /// and bidi characters other than newlines and tabs are escaped on the way out (`TerminalText`).
-public enum StandardError {
+package enum StandardError {
     /// Writes `text` (add the newline yourself), with terminal controls escaped.
-    public static func write(_ text: String) {
+    package static func write(_ text: String) {
         var bytes = Array(TerminalText.escaped(text, keepingNewlines: true).utf8)[...]
         while !bytes.isEmpty {
             let count = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
@@ -22,7 +22,7 @@ public enum StandardError {
     }
 
     /// Writes `line` and a newline.
-    public static func line(_ line: String) {
+    package static func line(_ line: String) {
         write(line + "\n")
     }
 }

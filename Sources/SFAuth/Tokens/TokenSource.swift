@@ -94,8 +94,10 @@ public struct TokenSource: Sendable {
 
     /// Credentials with a usable access token for `account` (default: the default account).
     ///
-    /// - Parameter forceRefresh: refresh even if the stored token looks valid (e.g. the API just
-    ///   rejected it).
+    /// - Parameters:
+    ///   - account: the account's identifier; `nil` (the default) for the default account.
+    ///   - forceRefresh: refresh even if the stored token looks valid (e.g. the API just
+    ///     rejected it).
     /// - Throws: `OAuthError.loginRequired` when nothing is stored, the account needs a new login,
     ///   or there is no refresh token; `.network`/`.invalidServerResponse` when a refresh could not
     ///   be completed (nothing stored changes); `.tokenRequestRejected` for other refusals;

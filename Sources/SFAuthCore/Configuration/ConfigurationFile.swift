@@ -11,21 +11,21 @@
 /// [profile.work.params]
 /// prompt = "consent"
 /// ```
-public struct ConfigurationFile: Sendable, Equatable {
+package struct ConfigurationFile: Sendable, Equatable {
     /// The file's path.
-    public var path: String
+    package var path: String
     /// `default_profile`: the profile used when none is chosen, when set.
-    public var defaultProfile: Sourced<String>?
+    package var defaultProfile: Sourced<String>?
     /// The profiles by name.
-    public var profiles: [String: ConfigurationLayer]
+    package var profiles: [String: ConfigurationLayer]
     /// The profile names in the order the file defines them.
-    public var profileNames: [String]
+    package var profileNames: [String]
 
     /// Reads the contents `text` of the file at `path`.
     ///
     /// - Throws: `OAuthError.configuration("PATH:LINE: …")` for a syntax error, an unknown table or
     ///   key, a value of the wrong type, or a `default_profile` that names no profile.
-    public static func parse(_ text: String, path: String) throws(OAuthError) -> ConfigurationFile {
+    package static func parse(_ text: String, path: String) throws(OAuthError) -> ConfigurationFile {
         let document = try ConfigurationParser.parse(text, path: path)
         func failure(_ message: String, line: Int) -> OAuthError { .configuration("\(path):\(line): \(message)") }
 
@@ -80,7 +80,7 @@ public struct ConfigurationFile: Sendable, Equatable {
     /// The profile named by `name` (from `--profile`, `SFAUTH_PROFILE` or `default_profile`).
     ///
     /// - Throws: `OAuthError.configuration` naming the known profiles when there is none by that name.
-    public func profile(_ name: Sourced<String>) throws(OAuthError) -> ConfigurationLayer {
+    package func profile(_ name: Sourced<String>) throws(OAuthError) -> ConfigurationLayer {
         guard let profile = profiles[name.value] else {
             throw .configuration("\(name.source): no profile '\(name.value)' in \(path); \(Self.knownProfiles(profileNames))")
         }

@@ -1,6 +1,6 @@
 /// The settings a profile can hold: the keys of a `[profile.NAME]` table, of a preset file, and of
 /// `sfauth config`'s output. Declared in the order `sfauth config` shows them.
-public enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
+package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     /// `preset`: a built-in preset the profile starts from (`salesforce`, `salesforce-sandbox`,
     /// `salesforce-mydomain`, `oidc`).
     case preset
@@ -45,7 +45,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     case browser
 
     /// What kind of value a key holds.
-    public enum Kind: Sendable {
+    package enum Kind: Sendable {
         /// A non-empty string.
         case text
         /// A port number, 0–65535.
@@ -57,7 +57,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     }
 
     /// How a key takes part in choosing the server (see `ConfigurationResolver`).
-    public enum Role: Sendable {
+    package enum Role: Sendable {
         /// Names the server: `login_url`, `instance_url`, `issuer`, `authorize_url`, `token_url`, and
         /// `preset` when the preset has a host of its own. The highest layer that names a server
         /// decides it on its own.
@@ -69,7 +69,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     }
 
     /// What kind of value the key holds.
-    public var kind: Kind {
+    package var kind: Kind {
         switch self {
         case .callbackPort: return .port
         case .scopes: return .words
@@ -79,7 +79,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     }
 
     /// How the key takes part in choosing the server.
-    public var role: Role {
+    package var role: Role {
         switch self {
         case .preset, .loginURL, .instanceURL, .issuer, .authorizeURL, .tokenURL: return .choosesServer
         case .revokeURL, .userinfoURL, .jwksURL, .deviceAuthorizationURL: return .serverEndpoint
@@ -90,7 +90,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     /// The environment variable that sets the key, when there is one. A small set on purpose:
     /// what CI jobs and wrappers choose per run. (`SFAUTH_INSTANCE_URL` is not one of them: it goes
     /// with `SFAUTH_ACCESS_TOKEN`, a token supplied directly.)
-    public var environmentVariable: String? {
+    package var environmentVariable: String? {
         switch self {
         case .preset: return "SFAUTH_PRESET"
         case .loginURL: return "SFAUTH_LOGIN_URL"
@@ -104,7 +104,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     }
 
     /// The `sfauth` flag that sets the key, when there is one (used in hints).
-    public var commandLineFlag: String? {
+    package var commandLineFlag: String? {
         switch self {
         case .preset: return "--preset"
         case .instanceURL: return "--instance-url"
@@ -128,11 +128,11 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     }
 
     /// Every way to set the key, for hints: `--client-id, SFAUTH_CLIENT_ID or client_id in the profile`.
-    public var waysToSet: String {
+    package var waysToSet: String {
         let ways = [commandLineFlag, environmentVariable].compactMap { $0 } + ["\(rawValue) in the profile"]
         return ways.count == 1 ? ways[0] : ways.dropLast().joined(separator: ", ") + " or " + ways[ways.count - 1]
     }
 
     /// The key names, comma-separated, for "known keys" messages.
-    public static var allNames: String { allCases.map(\.rawValue).joined(separator: ", ") }
+    package static var allNames: String { allCases.map(\.rawValue).joined(separator: ", ") }
 }

@@ -1,19 +1,19 @@
 /// The settings one place gives — the command line, the environment, a profile of the configuration
 /// file, or a preset — each with where it came from. `ConfigurationResolver` stacks layers.
-public struct ConfigurationLayer: Sendable, Equatable {
+package struct ConfigurationLayer: Sendable, Equatable {
     /// The keys this layer sets.
-    public private(set) var values: [ConfigurationKey: Sourced<SettingValue>] = [:]
+    package private(set) var values: [ConfigurationKey: Sourced<SettingValue>] = [:]
     /// Extra authorization parameters, in order; a later one with the same name replaces an earlier one.
-    public private(set) var parameters: [Sourced<AuthorizationParameter>] = []
+    package private(set) var parameters: [Sourced<AuthorizationParameter>] = []
 
     /// Creates an empty layer.
-    public init() {}
+    package init() {}
 
     /// The value of `key` in this layer.
-    public subscript(key: ConfigurationKey) -> Sourced<SettingValue>? { values[key] }
+    package subscript(key: ConfigurationKey) -> Sourced<SettingValue>? { values[key] }
 
     /// Sets `key`; a value of the wrong kind for the key is a programming error.
-    public mutating func set(_ key: ConfigurationKey, _ value: SettingValue, from source: ConfigurationSource) {
+    package mutating func set(_ key: ConfigurationKey, _ value: SettingValue, from source: ConfigurationSource) {
         // An argument list is held as words (each one as it is, spaces included).
         precondition(value.kind == key.kind || (key.kind == .arguments && value.kind == .words),
                      "\(key.rawValue) holds \(key.kind), not \(value.kind)")
@@ -22,7 +22,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
 
     /// Adds an authorization parameter; one with the same name is replaced in place (RFC 6749 §3.1:
     /// a parameter must not be sent twice).
-    public mutating func addParameter(name: String, value: String, from source: ConfigurationSource) {
+    package mutating func addParameter(name: String, value: String, from source: ConfigurationSource) {
         let parameter = Sourced(AuthorizationParameter(name: name, value: value), from: source)
         if let index = parameters.firstIndex(where: { $0.value.name == name }) {
             parameters[index] = parameter
@@ -33,7 +33,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
 
     /// The layer of `SFAUTH_*` variables in `environment` (see `ConfigurationKey.environmentVariable`).
     /// An empty variable counts as unset; scopes are split at spaces.
-    public static func environment(_ environment: [String: String]) -> ConfigurationLayer {
+    package static func environment(_ environment: [String: String]) -> ConfigurationLayer {
         var layer = ConfigurationLayer()
         for key in ConfigurationKey.allCases {
             guard let variable = key.environmentVariable, let text = environment[variable],
@@ -49,7 +49,7 @@ public struct ConfigurationLayer: Sendable, Equatable {
 }
 
 /// A setting's value, of the kind its key holds.
-public enum SettingValue: Sendable, Equatable {
+package enum SettingValue: Sendable, Equatable {
     /// A string.
     case text(String)
     /// A port number.
@@ -58,7 +58,7 @@ public enum SettingValue: Sendable, Equatable {
     case words([String])
 
     /// The kind of value.
-    public var kind: ConfigurationKey.Kind {
+    package var kind: ConfigurationKey.Kind {
         switch self {
         case .text: return .text
         case .port: return .port
@@ -67,13 +67,13 @@ public enum SettingValue: Sendable, Equatable {
     }
 
     /// The string, when this is one.
-    public var text: String? {
+    package var text: String? {
         if case .text(let text) = self { return text }
         return nil
     }
 
     /// The value as shown by `sfauth config`: words space-separated.
-    public var displayText: String {
+    package var displayText: String {
         switch self {
         case .text(let text): return text
         case .port(let port): return String(port)
@@ -82,7 +82,7 @@ public enum SettingValue: Sendable, Equatable {
     }
 
     /// `"a  b c"` → `["a", "b", "c"]`.
-    public static func splitWords(_ text: String) -> [String] {
+    package static func splitWords(_ text: String) -> [String] {
         text.split(whereSeparator: \.isWhitespace).map(String.init)
     }
 }

@@ -7,7 +7,7 @@
 /// strings, floats, dates, inline tables, arrays of tables, dotted keys — is refused by name rather
 /// than misread. Our own parser, not a dependency: it is a few hundred lines, and sfauth's start-up
 /// time and size matter.
-public struct ConfigurationParser {
+package struct ConfigurationParser {
     private let path: String
     private let scalars: [Unicode.Scalar]
     private var index = 0
@@ -23,13 +23,13 @@ public struct ConfigurationParser {
     /// Parses `text`, the contents of the file at `path`.
     ///
     /// - Throws: `OAuthError.configuration("PATH:LINE: …")` for the first thing that is not in the subset.
-    public static func parse(_ text: String, path: String) throws(OAuthError) -> ConfigurationDocument {
+    package static func parse(_ text: String, path: String) throws(OAuthError) -> ConfigurationDocument {
         var parser = ConfigurationParser(text: text, path: path)
         return try parser.document()
     }
 
     /// Whether a character may appear in a bare key: `A-Z a-z 0-9 _ -`.
-    public static func isBareKeyCharacter(_ scalar: Unicode.Scalar) -> Bool {
+    package static func isBareKeyCharacter(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar {
         case "A"..."Z", "a"..."z", "0"..."9", "_", "-": return true
         default: return false

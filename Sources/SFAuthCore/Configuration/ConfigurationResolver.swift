@@ -16,12 +16,12 @@
 ///
 /// **Everything else is per key**: client id, scopes, redirect, parameters (by name) and the grant
 /// values come from the highest layer that sets them, then the preset, then sfauth's defaults.
-public struct ConfigurationResolver: Sendable {
+package struct ConfigurationResolver: Sendable {
     /// The layers, highest precedence first (typically flags, environment, the chosen profile).
-    public var layers: [ConfigurationLayer]
+    package var layers: [ConfigurationLayer]
 
     /// Creates a resolver for `layers`, highest precedence first.
-    public init(layers: [ConfigurationLayer]) {
+    package init(layers: [ConfigurationLayer]) {
         self.layers = layers
     }
 
@@ -35,7 +35,7 @@ public struct ConfigurationResolver: Sendable {
     /// - Parameter reportingMissing: list a missing required value (the client id, a key the preset
     ///   needs) in `ResolvedConfiguration.missing` instead of throwing — for `sfauth config`, which
     ///   shows what a login would lack. The server and client are then placeholders.
-    public func resolve(reportingMissing: Bool = false) throws(OAuthError) -> ResolvedConfiguration {
+    package func resolve(reportingMissing: Bool = false) throws(OAuthError) -> ResolvedConfiguration {
         let serverLayerIndex = try indexOfServerLayer()
         let serverLayer = serverLayerIndex.map { layers[$0] } ?? ConfigurationLayer()
         let (preset, presetChoice) = try choosePreset(serverLayerIndex: serverLayerIndex)

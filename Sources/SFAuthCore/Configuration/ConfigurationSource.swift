@@ -2,7 +2,7 @@
 ///
 /// From highest to lowest precedence: a command-line flag, an environment variable, the user's
 /// configuration file, a built-in preset, sfauth's own default.
-public enum ConfigurationSource: Sendable, Equatable, Hashable {
+package enum ConfigurationSource: Sendable, Equatable, Hashable {
     /// A command-line flag, e.g. `--client-id`.
     case flag(String)
     /// An environment variable, e.g. `SFAUTH_CLIENT_ID`.
@@ -15,7 +15,7 @@ public enum ConfigurationSource: Sendable, Equatable, Hashable {
     case builtIn
 
     /// Whether this source is a file, so errors can lead with `FILE:LINE:`.
-    public var fileLocation: (path: String, line: Int)? {
+    package var fileLocation: (path: String, line: Int)? {
         if case .file(let path, let line, _) = self { return (path, line) }
         return nil
     }
@@ -24,7 +24,7 @@ public enum ConfigurationSource: Sendable, Equatable, Hashable {
 extension ConfigurationSource: CustomStringConvertible {
     /// `flag --client-id`, `env SFAUTH_CLIENT_ID`, `/home/me/.config/sfauth/config.toml:12 [profile.work]`,
     /// `preset salesforce` or `default`.
-    public var description: String {
+    package var description: String {
         switch self {
         case .flag(let name): return "flag \(name)"
         case .environment(let name): return "env \(name)"
@@ -36,14 +36,14 @@ extension ConfigurationSource: CustomStringConvertible {
 }
 
 /// A configuration value together with where it came from.
-public struct Sourced<Value: Sendable>: Sendable {
+package struct Sourced<Value: Sendable>: Sendable {
     /// The value.
-    public var value: Value
+    package var value: Value
     /// Where it came from.
-    public var source: ConfigurationSource
+    package var source: ConfigurationSource
 
     /// Creates a sourced value.
-    public init(_ value: Value, from source: ConfigurationSource) {
+    package init(_ value: Value, from source: ConfigurationSource) {
         self.value = value
         self.source = source
     }

@@ -2,30 +2,30 @@
 /// `salesforce-mydomain` and `oidc`. Each is a file in `Resources/presets` in the same format as a
 /// profile, compiled in (`PresetFiles`), plus two keys of its own: `description`, and `requires` —
 /// the keys a profile using it must supply (`instance_url` for a My Domain, `issuer` for OIDC).
-public struct Preset: Sendable, Equatable {
+package struct Preset: Sendable, Equatable {
     /// The preset used when nothing names a server: `salesforce`.
-    public static let defaultName = "salesforce"
+    package static let defaultName = "salesforce"
 
     /// The name, e.g. `salesforce-sandbox`.
-    public var name: String
+    package var name: String
     /// One line saying what it is for.
-    public var summary: String
+    package var summary: String
     /// The keys that must be set where the preset is used.
-    public var requires: [ConfigurationKey]
+    package var requires: [ConfigurationKey]
     /// The settings it gives, with source `preset NAME`.
-    public var layer: ConfigurationLayer
+    package var layer: ConfigurationLayer
 
     /// Whether the preset names its server itself (`salesforce`: login.salesforce.com), rather than
     /// requiring one (`salesforce-mydomain`, `oidc`).
-    public var namesServer: Bool { layer.values.keys.contains { $0.role == .choosesServer } }
+    package var namesServer: Bool { layer.values.keys.contains { $0.role == .choosesServer } }
 
     /// Every preset name, sorted.
-    public static var names: [String] { PresetFiles.all.keys.sorted() }
+    package static var names: [String] { PresetFiles.all.keys.sorted() }
 
     /// The preset called `name`, or `nil` when there is none.
     ///
     /// - Throws: `OAuthError.configuration` when the compiled-in file is broken (a bug, caught by the tests).
-    public static func named(_ name: String) throws(OAuthError) -> Preset? {
+    package static func named(_ name: String) throws(OAuthError) -> Preset? {
         guard let text = PresetFiles.all[name] else { return nil }
         return try parse(text, name: name)
     }

@@ -1,27 +1,27 @@
 /// What a login uses, resolved from flags, environment, profile and preset by `ConfigurationResolver`,
 /// with where every value came from.
-public struct ResolvedConfiguration: Sendable, Equatable {
+package struct ResolvedConfiguration: Sendable, Equatable {
     /// The authorization server, or the issuer to discover it from.
-    public var server: ServerSelection
+    package var server: ServerSelection
     /// The client: id, scopes, redirect and extra authorization parameters.
-    public var client: ClientConfiguration
+    package var client: ClientConfiguration
     /// The preset in effect and what chose it; `nil` when the server was given without one.
-    public var preset: Sourced<String>?
+    package var preset: Sourced<String>?
     /// `username`: the user a non-browser grant signs in as, when set.
-    public var username: Sourced<String>?
+    package var username: Sourced<String>?
     /// `jwt_key_file`: the private key for JWT bearer assertions, when set.
-    public var jwtKeyFile: Sourced<String>?
+    package var jwtKeyFile: Sourced<String>?
     /// `audience`: the `aud` of JWT bearer assertions, when set.
-    public var audience: Sourced<String>?
+    package var audience: Sourced<String>?
     /// `browser`: the command (and arguments) that opens the browser, when set.
-    public var browser: Sourced<[String]>? = nil
+    package var browser: Sourced<[String]>? = nil
     /// Every value in effect, in the order `sfauth config` shows them.
-    public var settings: [ResolvedSetting]
+    package var settings: [ResolvedSetting]
     /// Required values that are not set (only when resolved with `reportingMissing`).
-    public var missing: [MissingSetting] = []
+    package var missing: [MissingSetting] = []
 
     /// Creates a resolved configuration.
-    public init(server: ServerSelection, client: ClientConfiguration, preset: Sourced<String>?, username: Sourced<String>? = nil,
+    package init(server: ServerSelection, client: ClientConfiguration, preset: Sourced<String>?, username: Sourced<String>? = nil,
                 jwtKeyFile: Sourced<String>? = nil, audience: Sourced<String>? = nil, settings: [ResolvedSetting]) {
         self.server = server
         self.client = client
@@ -33,22 +33,22 @@ public struct ResolvedConfiguration: Sendable, Equatable {
     }
 
     /// The setting called `name` (`client_id`, `params.prompt`, …), when it is in effect.
-    public func setting(_ name: String) -> ResolvedSetting? {
+    package func setting(_ name: String) -> ResolvedSetting? {
         settings.first { $0.name == name }
     }
 }
 
 /// One value in effect: its key, the value, and where it came from.
-public struct ResolvedSetting: Sendable, Equatable {
+package struct ResolvedSetting: Sendable, Equatable {
     /// The key: a `ConfigurationKey` name, or `params.NAME` for an extra authorization parameter.
-    public var name: String
+    package var name: String
     /// The value.
-    public var value: SettingValue
+    package var value: SettingValue
     /// Where it came from.
-    public var source: ConfigurationSource
+    package var source: ConfigurationSource
 
     /// Creates a setting.
-    public init(name: String, value: SettingValue, source: ConfigurationSource) {
+    package init(name: String, value: SettingValue, source: ConfigurationSource) {
         self.name = name
         self.value = value
         self.source = source
@@ -56,14 +56,14 @@ public struct ResolvedSetting: Sendable, Equatable {
 }
 
 /// A value a login needs that no layer sets, and how to set it.
-public struct MissingSetting: Sendable, Equatable {
+package struct MissingSetting: Sendable, Equatable {
     /// The key, e.g. `client_id`.
-    public var name: String
+    package var name: String
     /// Why it is needed and the ways to set it.
-    public var reason: String
+    package var reason: String
 
     /// Creates a missing setting.
-    public init(name: String, reason: String) {
+    package init(name: String, reason: String) {
         self.name = name
         self.reason = reason
     }

@@ -17,9 +17,9 @@ public struct DeviceAuthorization: Sendable, Equatable {
     public var displayUserCode: String { TerminalText.escaped(userCode) }
 
     /// The longest `expires_in` believed: one day (longer values are clamped).
-    public static let maximumLifetime = 86_400
+    package static let maximumLifetime = 86_400
     /// The longest `interval` believed: five minutes (longer values are clamped).
-    public static let maximumInterval = 300
+    package static let maximumInterval = 300
 
     /// Creates a device authorization from its fields.
     public init(deviceCode: String, userCode: String, verificationURI: String, verificationURIComplete: String? = nil,
@@ -33,7 +33,7 @@ public struct DeviceAuthorization: Sendable, Equatable {
     }
 
     /// The device authorization request (RFC 8628 §3.1): the client id and the scopes, as a form POST.
-    public static func request(endpoint: String, client: ClientConfiguration) -> HTTPRequest {
+    package static func request(endpoint: String, client: ClientConfiguration) -> HTTPRequest {
         TokenRequest.post(to: endpoint, client: client, parameters: client.scopeParameter)
     }
 
@@ -42,7 +42,7 @@ public struct DeviceAuthorization: Sendable, Equatable {
     ///
     /// Google's older `verification_url` is accepted for `verification_uri`. The verification
     /// pages must be https (or http on this machine): a person types a code there.
-    public static func decode(_ response: HTTPResponse, endpoint: String) throws(OAuthError) -> DeviceAuthorization {
+    package static func decode(_ response: HTTPResponse, endpoint: String) throws(OAuthError) -> DeviceAuthorization {
         let json = JSONValue.parse(response.body)
         guard (200..<300).contains(response.status) else {
             if let error = TokenResponse.serverError(in: response, json: json) { throw .tokenRequestRejected(error) }

@@ -11,9 +11,9 @@
 ///     }
 /// }
 /// ```
-public struct DevicePolling: Sendable, Equatable {
+package struct DevicePolling: Sendable, Equatable {
     /// What to do next.
-    public enum Step: Sendable, Equatable {
+    package enum Step: Sendable, Equatable {
         /// The person approved: these are the tokens.
         case granted(TokenResponse)
         /// Not yet: poll again after this many seconds.
@@ -21,19 +21,19 @@ public struct DevicePolling: Sendable, Equatable {
     }
 
     /// The device authorization being polled for.
-    public let authorization: DeviceAuthorization
+    package let authorization: DeviceAuthorization
     /// The current minimum seconds between polls: the server's `interval`, plus 5 for every
     /// `slow_down` (§3.5).
-    public private(set) var interval: Int
+    package private(set) var interval: Int
 
     /// Starts polling for `authorization` at its interval.
-    public init(_ authorization: DeviceAuthorization) {
+    package init(_ authorization: DeviceAuthorization) {
         self.authorization = authorization
         self.interval = authorization.interval
     }
 
     /// The token request for this device code (§3.4).
-    public func tokenRequest(tokenEndpoint: String, client: ClientConfiguration) -> HTTPRequest {
+    package func tokenRequest(tokenEndpoint: String, client: ClientConfiguration) -> HTTPRequest {
         TokenRequest.post(to: tokenEndpoint, client: client, parameters: [
             ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
             ("device_code", authorization.deviceCode),
@@ -46,7 +46,7 @@ public struct DevicePolling: Sendable, Equatable {
     ///   `OAuthError.timedOut` on `expired_token`, when the code expired before anyone approved it;
     ///   `OAuthError.tokenRequestRejected` for any other error the server names; the token
     ///   response's own errors for an unusable answer.
-    public mutating func next(after response: HTTPResponse, endpoint: String) throws(OAuthError) -> Step {
+    package mutating func next(after response: HTTPResponse, endpoint: String) throws(OAuthError) -> Step {
         do {
             return .granted(try TokenResponse.decode(response, endpoint: endpoint))
         } catch .tokenRequestRejected(let error) {

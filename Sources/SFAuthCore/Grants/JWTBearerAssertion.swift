@@ -6,28 +6,28 @@ import Foundation
 
 /// The claims of a JWT bearer assertion (RFC 7523 §3), before signing: who the client is, which user
 /// it speaks for, which server may accept it, and for how short a time.
-public struct JWTBearerAssertion: Sendable, Equatable {
+package struct JWTBearerAssertion: Sendable, Equatable {
     /// The `grant_type` value of the JWT bearer grant (RFC 7523 §2.1).
-    public static let grantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    package static let grantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
     /// How long an assertion is valid by default: 3 minutes, the lifetime Salesforce allows.
-    public static let defaultLifetime: Int = 180
+    package static let defaultLifetime: Int = 180
 
     /// `iss`: the client id (RFC 7523 §3 item 1; Salesforce: the connected app's consumer key).
-    public var issuer: String
+    package var issuer: String
     /// `sub`: the username the token is for (§3 item 2).
-    public var subject: String
+    package var subject: String
     /// `aud`: the authorization server (§3 item 3): its issuer or token endpoint URL; Salesforce wants
     /// `https://login.salesforce.com` or `https://test.salesforce.com`.
-    public var audience: String
+    package var audience: String
     /// `iat`, seconds since the epoch.
-    public var issuedAt: Int
+    package var issuedAt: Int
     /// `exp`, seconds since the epoch (§3 item 4).
-    public var expiresAt: Int
+    package var expiresAt: Int
     /// `jti`: a random id, so the server can refuse a replay (§3 item 7).
-    public var jwtID: String
+    package var jwtID: String
 
     /// Creates the claims for an assertion issued at `now`, valid for `lifetime` seconds.
-    public init<Generator: RandomNumberGenerator>(clientId: String, username: String, audience: String, now: Date,
+    package init<Generator: RandomNumberGenerator>(clientId: String, username: String, audience: String, now: Date,
                                                    lifetime: Int = JWTBearerAssertion.defaultLifetime,
                                                    using generator: inout Generator) {
         issuer = clientId
@@ -42,7 +42,7 @@ public struct JWTBearerAssertion: Sendable, Equatable {
     /// for My Domain logins (as the `sf` CLI does: sandboxes get `https://test.salesforce.com`,
     /// everything else `https://login.salesforce.com`). Other servers: the issuer when known, else
     /// the token endpoint (RFC 7523 §3 item 3 allows either).
-    public static func defaultAudience(for server: AuthorizationServer) -> String {
+    package static func defaultAudience(for server: AuthorizationServer) -> String {
         if server.flavor == .salesforce {
             let host = EndpointURL.parts(of: server.tokenEndpoint)?.host ?? ""
             let sandbox = host == Salesforce.sandboxLoginHost || host.hasSuffix(".sandbox.my.salesforce.com")
