@@ -50,8 +50,6 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case useAnotherCredentialsDirectory
     /// Use a fixed callback port (and register it with the server when it wants exact redirects).
     case chooseCallbackPort
-    /// Name the command that opens the browser, or open the URL by hand.
-    case chooseBrowserCommand
     /// Give the server's device authorization endpoint.
     case giveDeviceAuthorizationEndpoint
     /// Allow the token to be sent to this host (not one of the account's own), if it is trusted.
@@ -74,7 +72,6 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .removeDamagedAccount(let identifier): return "Remove the damaged record of \(identifier), then sign in again."
         case .useAnotherCredentialsDirectory: return "Or keep the credentials in another directory."
         case .chooseCallbackPort: return "Choose a fixed callback port (and register it with the server)."
-        case .chooseBrowserCommand: return "Name the command that opens your browser, or open the URL yourself."
         case .giveDeviceAuthorizationEndpoint: return "Give the server's device authorization endpoint."
         case .allowHost(let host): return "Allow the host \(host) explicitly if you trust it."
         }

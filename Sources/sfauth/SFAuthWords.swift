@@ -31,8 +31,6 @@ enum SFAuthWords {
             return "Or point SFAUTH_HOME at a directory of your own."
         case .chooseCallbackPort:
             return "Or choose a fixed port with --port (and register it)."
-        case .chooseBrowserCommand:
-            return "Use --browser-command, or open the URL yourself."
         case .allowHost(let host):
             return "Add --allow-host \(host) if you trust it."
         case .giveDeviceAuthorizationEndpoint:

@@ -20,7 +20,11 @@ public struct DiscoveryClient: Sendable {
 
     /// Creates a client; `cacheDirectory` `nil` disables the cache.
     ///
-    /// - Parameter clock: the time a cached document's age is measured against. Default: `SystemClock()`.
+    /// - Parameters:
+    ///   - httpClient: fetches the metadata. Default: `CurlHTTPClient()`.
+    ///   - cacheDirectory: where fetched documents are kept (`cacheDirectory(app:environment:)`); `nil`: no cache.
+    ///   - cacheLifetime: how long a cached document is reused. Default: 15 minutes.
+    ///   - clock: the time a cached document's age is measured against. Default: `SystemClock()`.
     public init(httpClient: any HTTPClient = CurlHTTPClient(), cacheDirectory: String?, cacheLifetime: TimeInterval = 15 * 60,
                 clock: any AuthClock = SystemClock()) {
         self.httpClient = httpClient

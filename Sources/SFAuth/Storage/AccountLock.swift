@@ -18,6 +18,7 @@ public final class AccountLock: Sendable {
     /// Waits for the lock, polling without blocking a thread, so the wait can be cancelled.
     ///
     /// - Parameters:
+    ///   - path: the lock file (created 0600 when missing).
     ///   - timeout: how long to wait for another holder. Default: 60 s.
     ///   - clock: what the wait between attempts and the timeout are measured on. Default: `SystemClock()`.
     /// - Throws: `OAuthError.storage` when the lock file cannot be opened or `timeout` passes;

@@ -54,8 +54,12 @@ public struct TokenSource: Sendable {
     /// Creates a token source. The HTTP client is used only when a refresh is needed (`CurlHTTPClient`
     /// loads libcurl on its first request, so a valid stored token costs no library loading).
     ///
-    /// - Parameter clock: the time expiry is judged by. Default: `SystemClock()`. (Waiting for
-    ///   another process's refresh is the store's: see `FileCredentialStore.clock`.)
+    /// - Parameters:
+    ///   - store: where the account's credentials are read and the refreshed ones stored.
+    ///   - httpClient: sends refresh requests. Default: `CurlHTTPClient()`.
+    ///   - options: the leeway, assumed lifetime and client secret. Default: `Options()`.
+    ///   - clock: the time expiry is judged by. Default: `SystemClock()`. (Waiting for another
+    ///     process's refresh is the store's: see `FileCredentialStore.clock`.)
     public init(store: any CredentialStore, httpClient: any HTTPClient = CurlHTTPClient(), options: Options = Options(),
                 clock: any AuthClock = SystemClock()) {
         self.store = store
