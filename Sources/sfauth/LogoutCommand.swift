@@ -59,51 +59,26 @@ struct LogoutCommand: AsyncParsableCommand {
                                                                            totalTimeout: .seconds(15)),
                                        clientSecret: secret)
             var unreadable = [String]()
+            let book = AccountBook(store: store)
             for identifier in identifiers {
-                // The account's refresh lock: a `sfauth token` refreshing it right now finishes first,
-                // and its new tokens are the ones revoked — never written back after the logout.
-                let lock = try await store.lock(account: identifier)
-                defer { withExtendedLifetime(lock) {} }
-                let loaded: OAuthCredentials?
-                do {
-                    loaded = try store.load(identifier: identifier)
-                } catch .storage(let problem) where (try? store.identifiers())?.contains(identifier) == true {
-                    // A damaged file: it holds no token we could revoke; forget it only when asked to.
-                    guard localOnly else {
-                        StandardError.line("sfauth: \(store.path(for: identifier)) cannot be read (\(problem)); `sfauth logout --local-only \(identifier)` removes it.")
-                        unreadable.append(identifier)
-                        continue
-                    }
-                    try store.removeFile(of: identifier)
-                    StandardError.line("Removed the unreadable account file \(store.path(for: identifier)).")
+                // A damaged file holds no token to revoke: it is forgotten only when asked to.
+                switch try await book.forget(identifier, revokingWith: localOnly ? nil : revoker, removingUnreadable: localOnly) {
+                case .notStored:
                     continue
-                }
-                guard var credentials = loaded else { continue }
-                var outcome = "only removed from this machine (--local-only)"
-                if !localOnly {
-                    // A keyring that cannot be used stops here, before anything is revoked or removed;
-                    // a refresh token already gone from it only means there is less to revoke.
-                    do {
-                        credentials.refreshToken = try store.refreshToken(of: credentials)
-                    } catch .loginRequired {
-                        credentials.refreshToken = nil
-                    }
-                    outcome = await revoker.revoke(credentials).summary
-                }
-                do {
-                    try store.delete(identifier: identifier)
-                } catch {
-                    // Say what happened at the server first: the tokens may be dead already. Then keep
-                    // `sfauth token` from handing out a token the server no longer accepts.
-                    if !localOnly {
-                        StandardError.line("\(credentials.displayLabel) at the server: \(outcome); but it could not be removed here.")
-                        var stored = credentials
-                        stored.status = .loginRequired
-                        _ = try? store.update(stored)
-                    }
+                case .unreadableKept(let path, let problem):
+                    let reason = if case .storage(let detail) = problem { detail.text } else { "\(problem)" }
+                    StandardError.line("sfauth: \(path) cannot be read (\(reason)); `sfauth logout --local-only \(identifier)` removes it.")
+                    unreadable.append(identifier)
+                case .unreadableRemoved(let path):
+                    StandardError.line("Removed the unreadable account file \(path).")
+                case .forgotten(let credentials, let revocation):
+                    let outcome = revocation?.summary ?? "only removed from this machine (--local-only)"
+                    StandardError.line("Logged out of \(credentials.displayLabel): \(outcome).")
+                case .revokedButKept(let credentials, let revocation, let error):
+                    // Say what happened at the server first: the tokens may be dead already.
+                    StandardError.line("\(credentials.displayLabel) at the server: \(revocation.summary); but it could not be removed here.")
                     throw error
                 }
-                StandardError.line("Logged out of \(credentials.displayLabel): \(outcome).")
             }
             if let next = try? store.defaultIdentifier(), next != defaultBefore, let credentials = try? store.load(identifier: next) {
                 StandardError.line("The default account is now \(credentials.displayLabel).")

@@ -57,8 +57,8 @@ extension OAuthCoordinator {
         credentials.recipe = SignInRecipe(client: client, grant: grant.authType, username: grant.username)
         // No nonce: none of these grants sends one (OIDC Core §3.1.3.7 asks for it only when one was sent).
         try await idTokenValidator.accept(tokens, into: &credentials, nonce: nil, openIDRequested: client.requestsOpenID, now: now())
-        let replaced = try await identifyAndKeep(&credentials)
-        await revoke(replaced, by: credentials)
+        let kept = try await identifyAndKeep(&credentials)
+        await revokeReplaced(kept)
         return credentials
     }
 

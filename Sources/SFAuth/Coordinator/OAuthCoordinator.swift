@@ -246,9 +246,9 @@ public final class OAuthCoordinator: Sendable {
             delegate?.oauthCoordinator(self, didReceiveAuthorizationCodeWith: info)
             do {
                 var credentials = try await exchange(response, for: request)
-                let replaced = try await identifyAndKeep(&credentials)
+                let kept = try await identifyAndKeep(&credentials)
                 await listener.finish(.signedIn(detail: credentials.username ?? credentials.identifier))
-                await revoke(replaced, by: credentials)
+                await revokeReplaced(kept)
                 return credentials
             } catch {
                 await listener.finish(.failed(message: error.description))
@@ -258,70 +258,20 @@ public final class OAuthCoordinator: Sendable {
     }
 
     /// What every sign-in does once it has tokens: asks who signed in (when configured; best
-    /// effort), then stores the credentials.
-    /// - Returns: the credentials this sign-in replaced, if the account was already stored.
-    func identifyAndKeep(_ credentials: inout OAuthCredentials) async throws(OAuthError) -> OAuthCredentials? {
+    /// effort), then keeps the credentials by the store's account rules (`AccountBook.keep`).
+    /// - Returns: what was kept and what it replaced (nothing stored without a store).
+    func identifyAndKeep(_ credentials: inout OAuthCredentials) async throws(OAuthError) -> AccountBook.Kept {
         if configuration.fetchIdentity { await addIdentity(to: &credentials) }
-        return try await keep(&credentials)
+        guard let store else { return AccountBook.Kept(credentials: credentials, replaced: nil) }
+        let kept = try await AccountBook(store: store).keep(credentials, alias: configuration.alias, makeDefault: configuration.makeDefault)
+        credentials = kept.credentials
+        return kept
     }
 
     /// Best effort: the refresh token a sign-in replaced should not stay alive at the server.
-    func revoke(_ replaced: OAuthCredentials?, by credentials: OAuthCredentials) async {
-        guard let replaced, replaced.refreshToken != nil, replaced.refreshToken != credentials.refreshToken else { return }
-        _ = await TokenRevoker(httpClient: httpClient).revoke(replaced)
-    }
-
-    /// Stores newly signed-in credentials: the same account signing in again replaces its record
-    /// (keeping its alias unless a new one was given), an alias moves from any other account, and
-    /// the account becomes the default when so configured.
-    ///
-    /// A sign-in whose user the server never named is never taken for a stored account: it becomes
-    /// an account of its own (`host/unidentified-N`), so one person's sign-in can neither replace nor
-    /// revoke another's. The account's refresh lock is held throughout, so a `sfauth token`
-    /// refreshing the same account at that moment cannot write the replaced tokens back.
-    /// - Returns: the credentials this sign-in replaced, if the account was already stored.
-    private func keep(_ credentials: inout OAuthCredentials) async throws(OAuthError) -> OAuthCredentials? {
-        guard let store else { return nil }
-        var (lock, previous) = try await lockedAccount(for: &credentials, in: store)
-        defer { withExtendedLifetime(lock) {} }
-        if let previous { try credentials.checkIssuer(matches: previous) }
-        // For revoking the replaced refresh token later; if the keyring cannot say, it is not revoked.
-        if let stored = previous { previous?.refreshToken = try? store.refreshToken(of: stored) }
-        credentials.alias = configuration.alias ?? previous?.alias
-        credentials = try store.save(credentials)
-        // Only once the account is stored: a failed save must leave the other accounts as they were.
-        if let alias = configuration.alias {
-            for identifier in try store.identifiers() where identifier != credentials.identifier {
-                if var other = try store.load(identifier: identifier), other.alias == alias {
-                    other.alias = nil
-                    try store.save(other)
-                }
-            }
-        }
-        if configuration.makeDefault { try store.setDefault(credentials.identifier) }
-        return previous
-    }
-
-    /// Takes the refresh lock of the account `credentials` will be stored as, and reads what is
-    /// stored there now. Credentials without a known user get the first free `unidentified-N`.
-    private func lockedAccount(for credentials: inout OAuthCredentials,
-                               in store: any CredentialStore) async throws(OAuthError) -> (AccountLock, OAuthCredentials?) {
-        guard !credentials.isIdentified else {
-            let lock = try await store.lock(account: credentials.identifier)
-            return (lock, try store.load(identifier: credentials.identifier))
-        }
-        let taken = Set(try store.identifiers())
-        var number = 1
-        while true {
-            let identifier = AccountIdentifier.unidentified(server: credentials.server, number: number)
-            number += 1
-            guard !taken.contains(identifier) else { continue }
-            let lock = try await store.lock(account: identifier)
-            // Another sign-in may have taken the number while we waited for its lock.
-            guard try store.load(identifier: identifier) == nil else { continue }
-            credentials.identifier = identifier
-            return (lock, nil)
-        }
+    func revokeReplaced(_ kept: AccountBook.Kept) async {
+        guard let store else { return }
+        await AccountBook(store: store).revokeReplaced(kept, with: TokenRevoker(httpClient: httpClient))
     }
 
     /// Fills in who signed in from the server's identity endpoint; a failure leaves the credentials as they are.
