@@ -87,7 +87,14 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     }
 
     /// Whether there is a refresh token, in this record or in the secret store (without asking it).
-    public var hasRefreshToken: Bool { refreshToken != nil || refreshTokenInSecretStore == true }
+    public var hasRefreshToken: Bool { refreshTokenPlace != .none }
+
+    /// Where the refresh token is — so that no reader has to know that a `nil` `refreshToken` in a
+    /// stored record may mean "in the keyring". (`CredentialStore.refreshToken(of:)` reads it from there.)
+    public var refreshTokenPlace: RefreshTokenPlace {
+        if refreshTokenInSecretStore == true { return .secretStore }
+        return refreshToken == nil ? .none : .record
+    }
 
     /// Whether a new access token can be had without a person: a refresh token, or a JWT bearer
     /// account's key to sign a new assertion with.
@@ -114,6 +121,16 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
         self.issuedAt = issuedAt
         self.scopes = []
     }
+}
+
+/// Where an account's refresh token is kept.
+public enum RefreshTokenPlace: Sendable, Equatable {
+    /// There is none (the grant issued none, e.g. client credentials).
+    case none
+    /// In the credentials record itself (`refreshToken`; a 0600 file once stored).
+    case record
+    /// In a `SecretStore` (the keyring); the record holds no copy.
+    case secretStore
 }
 
 /// Whether stored credentials can still be used.

@@ -98,12 +98,12 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
         }
         if verbose {
             var saved = "Saved in \(store.path(for: credentials.identifier))"
-            if credentials.refreshTokenInSecretStore == true, let secretStore = store.secretStore {
+            if credentials.refreshTokenPlace == .secretStore, let secretStore = store.secretStore {
                 saved += ", the refresh token in \(secretStore.displayName)"
             }
             say(saved + ".")
         }
-        if let keyringNotice, credentials.hasRefreshToken, credentials.refreshTokenInSecretStore == false {
+        if let keyringNotice, credentials.refreshTokenPlace == .record {
             showOncePerStore(keyringNotice)
         }
     }

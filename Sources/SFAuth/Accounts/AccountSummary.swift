@@ -110,7 +110,11 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
             summary.username = credentials.username
             summary.user = credentials.username ?? (credentials.obtainedBy == .clientCredentials ? "client \(credentials.clientId)" : nil)
             summary.expiresAt = credentials.expiry(assumedLifetime: tokenSource.assumedLifetime)
-            if credentials.hasRefreshToken { summary.refreshToken = credentials.refreshTokenInSecretStore == true ? .keyring : .file }
+            switch credentials.refreshTokenPlace {
+            case .none: break
+            case .record: summary.refreshToken = .file
+            case .secretStore: summary.refreshToken = .keyring
+            }
             summaries.append(summary)
         }
         return summaries

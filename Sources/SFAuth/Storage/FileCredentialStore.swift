@@ -146,7 +146,7 @@ public struct FileCredentialStore: CredentialStore {
     /// Deletes the account's refresh token from the secret store (when it is there), then its file;
     /// the default moves to the first remaining account.
     public func delete(identifier: String) throws(OAuthError) {
-        if let credentials = try load(identifier: identifier), credentials.refreshTokenInSecretStore == true {
+        if let credentials = try load(identifier: identifier), credentials.refreshTokenPlace == .secretStore {
             // Deleting only the file would leave a live refresh token in the keyring, unreachable.
             guard let secretStore else { throw Self.keyringNotInUse(credentials) }
             try secretStore.deleteSecret(account: identifier, kind: Self.refreshTokenKind)
@@ -203,7 +203,7 @@ public struct FileCredentialStore: CredentialStore {
     /// - Throws: `OAuthError.loginRequired` when the secret store has lost it; `.storage` when the
     ///   secret store is needed but not in use or cannot answer.
     public func refreshToken(of credentials: OAuthCredentials) throws(OAuthError) -> String? {
-        guard credentials.refreshTokenInSecretStore == true else { return credentials.refreshToken }
+        guard credentials.refreshTokenPlace == .secretStore else { return credentials.refreshToken }
         guard let secretStore else { throw Self.keyringNotInUse(credentials) }
         guard let token = try secretStore.secret(account: credentials.identifier, kind: Self.refreshTokenKind) else {
             throw .loginRequired(Problem("The refresh token of \(credentials.displayLabel) is missing from \(secretStore.displayName).", remedy: .signIn(credentials)))
