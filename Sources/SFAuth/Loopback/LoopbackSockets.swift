@@ -183,10 +183,10 @@ enum LoopbackSockets {
             let port = UInt16(bytes[2]) << 8 | UInt16(bytes[3])
             if isIPv6 {
                 inet_ntop(AF_INET6, bytes.baseAddress! + 8, &text, socklen_t(text.count))  // sin6_addr
-                return "[\(String(cString: text))]:\(port)"
+                return "[\(Self.string(text))]:\(port)"
             }
             inet_ntop(AF_INET, bytes.baseAddress! + 4, &text, socklen_t(text.count))  // sin_addr
-            return "\(String(cString: text)):\(port)"
+            return "\(Self.string(text)):\(port)"
         }
     }
 
@@ -204,5 +204,10 @@ enum LoopbackSockets {
             // sin_port and sin6_port are both at offset 2, in network byte order.
             UInt16(bytes[2]) << 8 | UInt16(bytes[3])
         }
+    }
+
+    /// The text of a NUL-terminated C string held in an array.
+    private static func string(_ characters: [CChar]) -> String {
+        String(decoding: characters.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
