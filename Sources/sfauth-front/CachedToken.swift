@@ -57,10 +57,16 @@ enum CachedToken {
               accepts({ _ = try settings.httpTimeout() }),
               let freshness = try? TokenFreshness(settings: settings),
               isTrusted(directory),
-              let identifier = name.map({ identifier(selectedBy: $0, in: directory) }) ?? defaultIdentifier(in: directory),
+              let identifier = selectedIdentifier(name, in: directory),
               let credentials = account(identifier, in: directory),
               freshness.isUsable(credentials, at: Date()) else { return nil }
         return credentials
+    }
+
+    /// The account `name` selects, or the default account when no name is given.
+    private static func selectedIdentifier(_ name: String?, in directory: String) -> String? {
+        guard let name else { return defaultIdentifier(in: directory) }
+        return identifier(selectedBy: name, in: directory)
     }
 
     /// The identifier the `default` file names.
