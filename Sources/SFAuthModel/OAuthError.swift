@@ -83,6 +83,8 @@ public enum OAuthError: Error, Sendable, Equatable {
         switch self {
         case .configuration(let problem), .loginRequired(let problem), .storage(let problem), .timedOut(_, let problem):
             return problem.remedy
+        case .authorizationDenied(let error), .tokenRequestRejected(let error):
+            return error.salesforceRefusal.map(Remedy.answerSalesforceRefusal)
         default: return nil
         }
     }
@@ -118,10 +120,10 @@ extension OAuthError: CustomStringConvertible {
         case .authorizationDenied(let error) where error.code == "access_denied":
             return "The sign-in was denied (\(error.summary)). Sign in again and approve access to continue."
         case .authorizationDenied(let error):
-            return "The authorization server refused the sign-in: \(Self.trimmingPeriod(error.summary)).\(Self.nextStep(error))"
+            return "The authorization server refused the sign-in: \(Self.trimmingPeriod(error.summary)).\(Self.nextStep(error, advising: advice))"
         case .tokenRequestRejected(let error):
             let status = error.httpStatus.map { " (HTTP \($0))" } ?? ""
-            return "The token endpoint refused the request\(status): \(Self.trimmingPeriod(error.summary)).\(Self.nextStep(error))"
+            return "The token endpoint refused the request\(status): \(Self.trimmingPeriod(error.summary)).\(Self.nextStep(error, advising: advice))"
         case .invalidServerResponse(let message):
             // Every such message ends with what to do; most can only say "try again later".
             let advice = message.contains(" again") ? "" : "; the server may be failing, try again later"
@@ -155,8 +157,9 @@ extension OAuthError: CustomStringConvertible {
     }
 
     /// " " and what to do next, for refusals whose remedy is known (Salesforce's); else "".
-    private static func nextStep(_ error: OAuthServerError) -> String {
-        error.salesforceNextStep.map { " " + $0 } ?? ""
+    private static func nextStep(_ error: OAuthServerError, advising advice: ((Remedy) -> String)?) -> String {
+        guard let refusal = error.salesforceRefusal else { return "" }
+        return " " + (advice?(.answerSalesforceRefusal(refusal)) ?? refusal.nextStep)
     }
 
     /// `text` without its final period, so a sentence built around it ends with exactly one.

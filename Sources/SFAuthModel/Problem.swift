@@ -54,6 +54,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case giveDeviceAuthorizationEndpoint
     /// Allow the token to be sent to this host (not one of the account's own), if it is trusted.
     case allowHost(String)
+    /// What Salesforce's refusal asks for: another client id, an administrator, a registered callback.
+    case answerSalesforceRefusal(SalesforceRefusal)
 
     /// Signing `credentials`' account in again, the way it was signed in.
     public static func signIn(_ credentials: OAuthCredentials) -> Remedy {
@@ -74,6 +76,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .chooseCallbackPort: return "Choose a fixed callback port (and register it with the server)."
         case .giveDeviceAuthorizationEndpoint: return "Give the server's device authorization endpoint."
         case .allowHost(let host): return "Allow the host \(host) explicitly if you trust it."
+        case .answerSalesforceRefusal(let refusal): return refusal.nextStep
         }
     }
 }

@@ -31,10 +31,26 @@ enum SFAuthWords {
             return "Or point SFAUTH_HOME at a directory of your own."
         case .chooseCallbackPort:
             return "Or choose a fixed port with --port (and register it)."
+        case .answerSalesforceRefusal(let refusal):
+            return salesforceNextStep(refusal)
         case .allowHost(let host):
             return "Add --allow-host \(host) if you trust it."
         case .giveDeviceAuthorizationEndpoint:
             return "Give it with --device-authorization-url, or use a server that supports the device grant."
+        }
+    }
+
+    /// Salesforce's refusals, answered with sfauth's flags.
+    private static func salesforceNextStep(_ refusal: SalesforceRefusal) -> String {
+        switch refusal {
+        case .appBlocked:
+            return "The connected app is blocked in this org: an administrator can unblock it (Setup, Connected Apps OAuth Usage), or sign in with your own connected app (--client-id)."
+        case .userNotApproved:
+            return "The connected app only admits users an administrator approved: ask one to add your profile or permission set to it (Manage Connected Apps, Permitted Users), or use another app (--client-id)."
+        case .callbackNotRegistered:
+            return "The connected app does not list this callback: register it exactly (e.g. http://localhost:1717/OauthRedirect), or pass the --port and --callback-path that are registered."
+        case .unknownClientId:
+            return "The org knows no connected app with this client id (a new app needs up to ten minutes to be usable): check --client-id."
         }
     }
 

@@ -117,6 +117,19 @@ def test_terminal_escapes_from_the_server_are_shown_escaped(sfauth):
         assert "AB\\u{1B}[31mCD\\u{202E}" in device.stderr
 
 
+def test_salesforce_refusals_say_the_next_step_with_sfauths_flags(sfauth):
+    # The library names the next step as a value; the command says it with its own flags.
+    with StubServer() as stub:
+        for error, step in (("invalid_client_id", "check --client-id."),
+                            ("OAUTH_APP_BLOCKED", "or sign in with your own connected app (--client-id)."),
+                            ("redirect_uri_mismatch", "or pass the --port and --callback-path that are registered.")):
+            stub.answer("/token", 400, {"error": error})
+            result = password_login(sfauth, stub)
+            assert result.returncode == REFUSED, result.stderr
+            [line] = [line for line in result.stderr.splitlines() if line.startswith("sfauth: ")]
+            assert line.endswith(step), line
+
+
 def test_names_with_terminal_escapes_are_escaped_on_stdout_and_exact_for_scripts(sfauth):
     with StubServer() as stub:
         stub.answer("/token", 200, {"access_token": "at-1", "instance_url": "https://i.example/\x1b[2J"})

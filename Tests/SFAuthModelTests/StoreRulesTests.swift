@@ -86,6 +86,14 @@ struct StoreRulesTests {
         #expect(!rule.isUsable(rejected, at: now))
     }
 
+    @Test func salesforceRefusalsAreAdvisedInTheProgramsWords() {
+        let error = OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_client_id"))
+        #expect(error.remedy == .answerSalesforceRefusal(.unknownClientId))
+        #expect(error.description.hasSuffix("check the client id."))
+        #expect(error.description(advising: { _ in "Check --client-id." }) == "The token endpoint refused the request: invalid_client_id. Check --client-id.")
+        #expect(OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_grant")).remedy == nil)
+    }
+
     @Test func appNamesAreFileAndKeyringSafe() {
         #expect(AppIdentity.isValidName("acme"))
         #expect(AppIdentity.isValidName("my-tool_2.0"))
