@@ -58,9 +58,6 @@ public enum Salesforce {
         return host
     }
 
-    /// The next step for a refusal Salesforce is known to give, in one sentence; `nil` for others.
-    package static func nextStep(for error: OAuthServerError) -> String? { error.salesforceRefusal?.nextStep }
-
     /// The org and user ids of an identity URL `https://login.salesforce.com/id/<org id>/<user id>`.
     package static func identity(fromIdentityURL url: String) -> (organizationId: String, userId: String)? {
         let parts = url.split(separator: "/")

@@ -53,7 +53,7 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
     func oauthCoordinator(_ coordinator: OAuthCoordinator, browserNotOpenedFor url: String,
                           reason: BrowserNotOpenedReason, info: AuthInfo) {
         if case .launchFailed(let message) = reason {
-            say("Could not open a browser: \(message)" + (message.contains("open the URL yourself") ? " (or give --browser-command)" : "")
+            say("Could not open a browser: \(message) (or give --browser-command)"
                 + (Self.hasDisplay(environment) ? "" : " (no display here: DISPLAY and WAYLAND_DISPLAY are unset)."))
         }
         say("Open this URL in a browser to sign in:\n\n    \(url)\n")

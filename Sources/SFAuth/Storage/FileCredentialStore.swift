@@ -133,7 +133,7 @@ public struct FileCredentialStore: CredentialStore {
         }
         try locked { () throws(POSIXFile.Failure) in
             try POSIXFile.makePrivateDirectory(accountsDirectory)
-            try POSIXFile.writeAtomically(Self.encode(credentials), to: path(for: credentials.identifier), directory: accountsDirectory)
+            try POSIXFile.writeAtomically(CredentialFile.encode(credentials), to: path(for: credentials.identifier), directory: accountsDirectory)
             POSIXFile.removeOrphanedTemporaryFiles(in: accountsDirectory)
             if try readDefault() == nil {
                 try POSIXFile.writeAtomically(CredentialFile.defaultFileContents(naming: credentials.identifier), to: defaultFile,
@@ -212,10 +212,6 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     // MARK: - File format
-
-    package static func encode(_ credentials: OAuthCredentials) -> [UInt8] {
-        CredentialFile.encode(credentials)
-    }
 
     private static func keyringNotInUse(_ credentials: OAuthCredentials) -> OAuthError {
         .storage(Problem("the refresh token of \(credentials.displayLabel) is in the keyring, but the keyring is not in use (file storage was chosen)",

@@ -85,8 +85,9 @@ public struct TokenSource: Sendable {
     }
 
     /// The stored credentials when they can be used as they are, without any request; `nil` when
-    /// they need a refresh first. Synchronous, so a caller with a valid token never starts the
-    /// concurrency runtime (`sfauth token`'s fast path).
+    /// they need a refresh first. Synchronous, so a caller with a valid token need not start the
+    /// concurrency runtime. (`sfauth token`'s own fast path is the static front end, which applies
+    /// the same `TokenFreshness` rule to the same file format.)
     ///
     /// - Throws: what `credentials(account:)` throws when no refresh can help.
     public func usableStoredCredentials(account: String? = nil) throws(OAuthError) -> OAuthCredentials? {
