@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// What an ID token must say to be accepted for a sign-in (OIDC Core §3.1.3.7 items 2–3, 9–11) or
 /// for a refresh (§12.2): who issued it, for which client, when, and for which login. Pure: the

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// The claims of an OpenID Connect ID token (OIDC Core §2), as read from its payload.
 ///

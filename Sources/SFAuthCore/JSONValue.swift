@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Any JSON value. Used to read server responses liberally (numbers as strings, unknown fields kept).
 package enum JSONValue: Sendable, Equatable, Codable {

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Credentials made from, and updated by, token responses.
 extension OAuthCredentials {

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// A successful token response (RFC 6749 §5.1), with Salesforce's extra fields when present.
 package struct TokenResponse: Sendable, Equatable {

@@ -1,15 +1,5 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Where an authorization server's endpoints are (RFC 6749 §3; RFC 8414 names).
 public struct AuthorizationServer: Sendable, Equatable, Codable {

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Everything a signed-in account needs later: tokens, where they came from, and who they belong to.
 ///

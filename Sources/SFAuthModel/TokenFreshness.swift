@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// When a stored access token can be handed out as it is, without asking the server: the one rule
 /// behind `TokenSource`, `sfauth token` and its fast front end.

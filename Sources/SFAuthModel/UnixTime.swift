@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 extension Date {
     /// Whole seconds since 1970, rounded down and clamped to what an `Int64` holds: a date read

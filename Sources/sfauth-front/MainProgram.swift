@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The main program, `sfauth-main`, which the front end becomes for every command it does not
 /// answer itself.

@@ -4,9 +4,7 @@
 // `git foo` to `git-foo`. Everything it decides comes from SFAuthCore — the credential file format,
 // the environment variables, the expiry rule — so it cannot drift from the main program; whatever it
 // is not sure of, the main program answers, with its messages and exit codes.
-#if canImport(Glibc)
 import Glibc
-#endif
 
 if let status = CachedToken.answer(arguments: Array(CommandLine.arguments.dropFirst())) {
     exit(status)

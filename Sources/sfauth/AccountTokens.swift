@@ -1,7 +1,5 @@
 import SFAuth
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// What every command that hands out a token shares (`token`, `exec`, `request`, `export`,
 /// `kube-credential`, `git-credential`): the same store, token source and environment options,

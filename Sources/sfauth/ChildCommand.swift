@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Runs another program to its end, for commands that hand part of their work to one (`sfauth login`
 /// for a helper's sign-in, `git config` for `setup-git`): `posix_spawn`, never a shell.

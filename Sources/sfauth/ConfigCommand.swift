@@ -1,10 +1,6 @@
 import ArgumentParser
 import SFAuth
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// `sfauth config`: shows the configuration `sfauth login` would use and where each value came from.
 struct ConfigCommand: ParsableCommand {

@@ -1,12 +1,6 @@
 import SFAuth
-#if canImport(Glibc)
 import Glibc
-#endif
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// What sfauth prints on standard output that came from outside (a server's or a user's words):
 /// made safe for a terminal without changing what a script reads.

@@ -1,13 +1,7 @@
 import ArgumentParser
 import SFAuth
-#if canImport(Glibc)
 import Glibc
-#endif
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// `sfauth doctor`: checks what a sign-in needs on this machine, one line per check, with the fix.
 struct DoctorCommand: AsyncParsableCommand {

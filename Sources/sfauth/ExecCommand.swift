@@ -1,13 +1,7 @@
 import ArgumentParser
 import SFAuth
-#if canImport(Glibc)
 import Glibc
-#endif
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// `sfauth exec`: runs a command with an account's token in its environment.
 struct ExecCommand: AsyncParsableCommand {

@@ -1,10 +1,6 @@
 import ArgumentParser
 import SFAuth
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// `sfauth export --sfdx-url`: an account as an SFDX auth URL, for a CI secret.
 struct ExportCommand: AsyncParsableCommand {

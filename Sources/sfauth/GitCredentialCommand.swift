@@ -1,13 +1,7 @@
 import ArgumentParser
 import SFAuth
-#if canImport(Glibc)
 import Glibc
-#endif
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// `sfauth git-credential get|store|erase`: a git credential helper that answers with the account's
 /// access token as the password, for the hosts `sfauth setup-git` configured.

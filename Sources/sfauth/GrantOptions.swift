@@ -1,10 +1,6 @@
 import ArgumentParser
 import SFAuth
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// `sfauth login`'s options for signing in without the browser redirect.
 struct GrantOptions: ParsableArguments {

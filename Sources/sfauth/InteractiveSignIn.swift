@@ -1,7 +1,5 @@
 import SFAuth
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// A sign-in started by a helper command (kubectl's exec plugin) on the user's terminal: one at a
 /// time across processes. kubectl, k9s and editors call plugins in parallel; the first caller that

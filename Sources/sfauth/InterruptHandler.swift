@@ -1,7 +1,5 @@
 import Dispatch
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Turns Ctrl-C (SIGINT) and SIGTERM into a call to `onInterrupt` instead of killing the process,
 /// so a login in progress closes its listener and exits with the "cancelled" status.

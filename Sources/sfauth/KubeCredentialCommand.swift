@@ -1,13 +1,7 @@
 import ArgumentParser
 import SFAuth
-#if canImport(Glibc)
 import Glibc
-#endif
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// `sfauth kube-credential`: a client-go exec credential plugin — prints an `ExecCredential` with
 /// the account's access token for kubectl (and anything else built on client-go).

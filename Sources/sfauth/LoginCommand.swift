@@ -1,14 +1,8 @@
 import ArgumentParser
 import Dispatch
 import SFAuth
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// `sfauth login`: signs in through the browser and stores the credentials.
 struct LoginCommand: AsyncParsableCommand {

@@ -1,13 +1,7 @@
 import SFAuth
 import Synchronization
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Tells the person at the terminal what `sfauth login` is doing, on standard error.
 final class LoginProgressReporter: OAuthCoordinatorDelegate {

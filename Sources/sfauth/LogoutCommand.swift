@@ -1,10 +1,6 @@
 import ArgumentParser
 import SFAuth
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// `sfauth logout`: revokes an account's tokens at the server and forgets them here.
 struct LogoutCommand: AsyncParsableCommand {

@@ -1,10 +1,6 @@
 import ArgumentParser
 import SFAuth
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// `sfauth request`: an authenticated HTTP request with an account's token, like `gh api`.
 struct RequestCommand: AsyncParsableCommand {

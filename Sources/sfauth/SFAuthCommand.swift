@@ -1,8 +1,6 @@
 import ArgumentParser
 import SFAuth
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// The root command: `sfauth <subcommand>`.
 struct SFAuthCommand: AsyncParsableCommand {

@@ -1,12 +1,6 @@
 import SFAuth
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Reads secrets the way a careful CLI does: from the terminal without echo, from standard input,
 /// from a file or the environment — never from the command line, where `ps` and shell history see them.

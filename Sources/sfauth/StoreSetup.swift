@@ -1,9 +1,5 @@
 import SFAuth
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// The credential store a command works on, as `SFAUTH_STORAGE` (or login's `--storage`) says.
 enum StoreSetup {

@@ -1,10 +1,6 @@
 import ArgumentParser
 import SFAuth
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// `sfauth token`: prints a usable access token for scripts, refreshing it when needed.
 struct TokenCommand: AsyncParsableCommand {

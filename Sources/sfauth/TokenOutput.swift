@@ -1,9 +1,5 @@
 import SFAuth
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// The formats `sfauth token` prints in.
 enum TokenOutput {

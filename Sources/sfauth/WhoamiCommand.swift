@@ -1,10 +1,6 @@
 import ArgumentParser
 import SFAuth
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// `sfauth whoami`: shows who an account belongs to.
 struct WhoamiCommand: ParsableCommand {

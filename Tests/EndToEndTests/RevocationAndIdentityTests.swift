@@ -1,9 +1,7 @@
 import Foundation
 import SFAuth
 import Testing
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// `TokenRevoker` and `IdentityFetcher` against the real test server (django-oauth-toolkit) with
 /// tokens from a real browser login, and against a small loopback server that answers the way

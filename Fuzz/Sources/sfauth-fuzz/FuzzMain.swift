@@ -9,18 +9,8 @@
 //   line other than `replay`/`list` goes to libFuzzer's driver (`LLVMFuzzerRunDriver`), so every
 //   libFuzzer flag works as usual. (SwiftPM links an executable's `main` to this module's entry
 //   point, so libFuzzer's own `main` cannot be used; its driver is called from ours instead.)
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The target `LLVMFuzzerTestOneInput` runs: `SFAUTH_FUZZ_TARGET`, read once.
 let selectedTarget: FuzzTarget = {

@@ -1,16 +1,6 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import SFAuth
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// One fuzz target: runs one input through a parser of outside data and everything that consumes
 /// what it returns. It must not crash on any input; a crash is a bug in sfauth.

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import SFAuth
 
 /// An ID token and the server's key set: `IDTokenHeader`, `IDTokenClaims` (checked and unverified),

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import SFAuth
 
 /// The token endpoint's answer (`TokenResponse.decode`) with fuzzed status, content type and body,

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import SFAuthCore
 
 /// One stored account as `sfauth accounts` shows it — or a file in the store that cannot be read,

@@ -1,11 +1,5 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
 import Glibc
-#endif
 import SFAuthCore
 
 /// Finds an issuer's endpoints from its published metadata (OpenID Connect Discovery, falling back

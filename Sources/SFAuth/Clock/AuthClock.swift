@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Where the library reads the time and waits: token expiry, ID token and assertion times, the
 /// device grant's polling and deadline, and the wait for another process's refresh lock all go

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// The system clock with another time of day: what the older `now:` parameters of `TokenSource`
 /// and `OAuthCoordinator` stand for (they only ever set the time of day; waits stay real).

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 import SFAuthCore
 
 /// What the coordinator should do when it is about to open the browser.

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 import SFAuthCore
 
 /// Where a person can paste the address the browser ended up at, when the browser runs on another

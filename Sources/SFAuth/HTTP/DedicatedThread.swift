@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Runs blocking work (a libcurl transfer, loading libcurl) on a thread of its own, so it never
 /// occupies a thread of Swift's cooperative pool.

@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import SFAuthCore
 
 /// client-go's exec credential plugin protocol (Kubernetes `client.authentication.k8s.io`): what

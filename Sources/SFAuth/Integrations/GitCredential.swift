@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import SFAuthCore
 
 /// git's credential helper protocol (`git help credential`, "Input/Output Format"): `key=value`

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 
 /// Who is listening on a local TCP port, from `/proc`: the socket's inode in `/proc/net/tcp{,6}`,
 /// then the process holding a descriptor to it. Best effort — another user's processes cannot be

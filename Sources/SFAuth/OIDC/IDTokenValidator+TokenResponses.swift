@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import SFAuthCore
 
 /// The validation policy for token responses, in one place for every grant that signs someone in

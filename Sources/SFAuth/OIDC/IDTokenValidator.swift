@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import SFAuthCore
 
 /// Validates ID tokens (OIDC Core §3.1.3.7; §12.2 for refreshes): the signature against the

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 import SFAuthCore
 
 /// An exclusive lock on one account, held across a token refresh, between threads and processes

@@ -1,11 +1,5 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
 import Glibc
-#endif
 import SFAuthCore
 
 /// Credentials as JSON files in a private directory, in the format `CredentialFile` defines.

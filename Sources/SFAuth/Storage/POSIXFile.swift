@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Small wrappers over POSIX file calls: whole-file reads, atomic writes and `flock`.
 /// Each throws `POSIXFile.Failure` with the call, the path and `strerror(errno)`.

@@ -1,10 +1,6 @@
 import CSecret
 import SFAuthCore
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// One call into the CSecret shim with a store's options, turned into a `SecretServiceFailure`
 /// when it does not succeed.

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Writes to standard error (file descriptor 2) without touching C's shared `stderr` stream, which
 /// Swift 6 does not consider concurrency-safe. Progress, prompts and errors go here; stdout is for data.

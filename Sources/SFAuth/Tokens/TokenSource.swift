@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 import SFAuthCore
 
 /// Hands out a usable access token: the stored one while it is valid, else a refreshed one

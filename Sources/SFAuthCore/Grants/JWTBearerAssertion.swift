@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// The claims of a JWT bearer assertion (RFC 7523 §3), before signing: who the client is, which user
 /// it speaks for, which server may accept it, and for how short a time.

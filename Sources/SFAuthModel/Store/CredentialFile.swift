@@ -1,8 +1,4 @@
-#if canImport(FoundationEssentials)
 import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// The credentials directory's file format — the one definition of it, shared by the store that
 /// writes it and by `sfauth token`'s fast front end, which reads it without the rest of SFAuth.

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 import SFAuth
 
 /// acme's own words for each step of a sign-in, and for errors.

@@ -4,9 +4,7 @@
 //   acme whoami                                   who is signed in
 //   acme get URL                                  GET URL with the access token (renewed when needed)
 //   acme logout                                   forget the account
-#if canImport(Glibc)
 import Glibc
-#endif
 import SFAuth
 
 let arguments = Array(CommandLine.arguments.dropFirst())
