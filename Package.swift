@@ -49,8 +49,7 @@ let package = Package(
         // libexec/sfauth/sfauth-main; people run it through the front end below.
         .executableTarget(
             name: "sfauth-main",
-            dependencies: ["SFAuth", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            path: "Sources/sfauth"
+            dependencies: ["SFAuth", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // The `sfauth` people run: answers `sfauth token` from a usable stored token by itself and
@@ -60,7 +59,6 @@ let package = Package(
         .executableTarget(
             name: "sfauth",
             dependencies: ["SFAuthModel"],
-            path: "Sources/sfauth-front",
             // (FoundationEssentials' own dependencies are not linked automatically in a static executable.)
             linkerSettings: [.unsafeFlags(["-static-executable"]), .linkedLibrary("_FoundationCollections"),
                              .linkedLibrary("_FoundationCShims"), .linkedLibrary("swiftSynchronization")]

@@ -3,7 +3,7 @@ import SFAuth
 /// sfauth's environment variables: the library's `EnvironmentSettings` under the prefix `SFAUTH`
 /// (`SFAUTH_HOME`, `SFAUTH_STORAGE`, `SFAUTH_TOKEN_LEEWAY`, `SFAUTH_ASSUMED_TOKEN_LIFETIME`,
 /// `SFAUTH_CLIENT_SECRET`, `SFAUTH_HTTP_TIMEOUT`, `SFAUTH_ACCESS_TOKEN`, `SFAUTH_INSTANCE_URL`).
-/// The fast front end (`Sources/sfauth-front`) reads them through the same type.
+/// The fast front end (`Sources/sfauth`) reads them through the same type.
 enum SFAuthEnvironment {
     /// The prefix of sfauth's variables.
     static let prefix = "SFAUTH"
