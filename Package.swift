@@ -45,11 +45,15 @@ let package = Package(
             dependencies: ["SFAuthCore", "CCurl", "CSecret", .product(name: "JWTKit", package: "jwt-kit")]
         ),
 
-        // The command: one small file per subcommand, all logic in the library. Installed as
-        // libexec/sfauth/sfauth-main; people run it through the front end below.
+        // What only the command needs, kept out of the library and tested in Swift: the configuration
+        // file and its profiles, the words sfauth says, the shapes of its output.
+        .target(name: "SFAuthCLI", dependencies: ["SFAuth"]),
+
+        // The main program: one small file per subcommand. Installed as libexec/sfauth/sfauth-main;
+        // people run it through the front end below.
         .executableTarget(
             name: "sfauth-main",
-            dependencies: ["SFAuth", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["SFAuthCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // The `sfauth` people run: answers `sfauth token` from a usable stored token by itself and
@@ -66,10 +70,11 @@ let package = Package(
 
         // libFuzzer targets for every parser of outside data; a plain build is their corpus replayer
         // (`sfauth-fuzz replay TARGET FILE|DIR…`). `scripts/fuzz` builds and runs the fuzzers.
-        .executableTarget(name: "sfauth-fuzz", dependencies: ["SFAuth"], path: "Fuzz/Sources/sfauth-fuzz"),
+        .executableTarget(name: "sfauth-fuzz", dependencies: ["SFAuth", "SFAuthCLI"], path: "Fuzz/Sources/sfauth-fuzz"),
 
         .testTarget(name: "SFAuthModelTests", dependencies: ["SFAuthModel"]),
         .testTarget(name: "SFAuthCoreTests", dependencies: ["SFAuthCore"]),
+        .testTarget(name: "SFAuthCLITests", dependencies: ["SFAuthCLI"]),
         .testTarget(
             name: "SFAuthTests",
             dependencies: ["SFAuth", .product(name: "JWTKit", package: "jwt-kit")],

@@ -1,4 +1,5 @@
 import SFAuth
+import SFAuthCLI
 import Glibc
 
 /// What every command that hands out a token shares (`token`, `exec`, `request`, `export`,

@@ -1,4 +1,5 @@
 import SFAuth
+import SFAuthCLI
 
 /// The HTTP client every command uses: libcurl with sfauth's limits, which `SFAUTH_HTTP_TIMEOUT`
 /// (seconds for a whole request; the connection gets at most 10 of them) shortens or lengthens —

@@ -1,5 +1,6 @@
 import ArgumentParser
 import SFAuth
+import SFAuthCLI
 import Glibc
 
 /// The root command: `sfauth <subcommand>`.

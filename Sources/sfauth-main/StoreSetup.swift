@@ -1,4 +1,5 @@
 import SFAuth
+import SFAuthCLI
 import FoundationEssentials
 
 /// The credential store a command works on, as `SFAUTH_STORAGE` (or login's `--storage`) says.

@@ -1,4 +1,5 @@
 import SFAuth
+import SFAuthCLI
 
 /// Signing in again to a stored account the way it was signed in (`login --account NAME`, and
 /// `login --force`): its own server, client, scopes, redirect and grant, from its `SignInRecipe`.

@@ -1,4 +1,5 @@
 import SFAuth
+import SFAuthCLI
 
 /// The configuration file (`ConfigurationFile.parse`: the TOML subset of `config.toml`), then every
 /// profile it defines looked up by name, as `--profile` does, and resolved into a configuration.

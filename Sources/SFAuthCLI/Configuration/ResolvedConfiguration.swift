@@ -1,0 +1,71 @@
+import SFAuth
+/// What a login uses, resolved from flags, environment, profile and preset by `ConfigurationResolver`,
+/// with where every value came from.
+package struct ResolvedConfiguration: Sendable, Equatable {
+    /// The authorization server, or the issuer to discover it from.
+    package var server: ServerSelection
+    /// The client: id, scopes, redirect and extra authorization parameters.
+    package var client: ClientConfiguration
+    /// The preset in effect and what chose it; `nil` when the server was given without one.
+    package var preset: Sourced<String>?
+    /// `username`: the user a non-browser grant signs in as, when set.
+    package var username: Sourced<String>?
+    /// `jwt_key_file`: the private key for JWT bearer assertions, when set.
+    package var jwtKeyFile: Sourced<String>?
+    /// `audience`: the `aud` of JWT bearer assertions, when set.
+    package var audience: Sourced<String>?
+    /// `browser`: the command (and arguments) that opens the browser, when set.
+    package var browser: Sourced<[String]>? = nil
+    /// Every value in effect, in the order `sfauth config` shows them.
+    package var settings: [ResolvedSetting]
+    /// Required values that are not set (only when resolved with `reportingMissing`).
+    package var missing: [MissingSetting] = []
+
+    /// Creates a resolved configuration.
+    package init(server: ServerSelection, client: ClientConfiguration, preset: Sourced<String>?, username: Sourced<String>? = nil,
+                jwtKeyFile: Sourced<String>? = nil, audience: Sourced<String>? = nil, settings: [ResolvedSetting]) {
+        self.server = server
+        self.client = client
+        self.preset = preset
+        self.username = username
+        self.jwtKeyFile = jwtKeyFile
+        self.audience = audience
+        self.settings = settings
+    }
+
+    /// The setting called `name` (`client_id`, `params.prompt`, …), when it is in effect.
+    package func setting(_ name: String) -> ResolvedSetting? {
+        settings.first { $0.name == name }
+    }
+}
+
+/// One value in effect: its key, the value, and where it came from.
+package struct ResolvedSetting: Sendable, Equatable {
+    /// The key: a `ConfigurationKey` name, or `params.NAME` for an extra authorization parameter.
+    package var name: String
+    /// The value.
+    package var value: SettingValue
+    /// Where it came from.
+    package var source: ConfigurationSource
+
+    /// Creates a setting.
+    package init(name: String, value: SettingValue, source: ConfigurationSource) {
+        self.name = name
+        self.value = value
+        self.source = source
+    }
+}
+
+/// A value a login needs that no layer sets, and how to set it.
+package struct MissingSetting: Sendable, Equatable {
+    /// The key, e.g. `client_id`.
+    package var name: String
+    /// Why it is needed and the ways to set it.
+    package var reason: String
+
+    /// Creates a missing setting.
+    package init(name: String, reason: String) {
+        self.name = name
+        self.reason = reason
+    }
+}

@@ -1,0 +1,140 @@
+import SFAuth
+import FoundationEssentials
+import SFAuthCore
+
+/// One stored account as `sfauth accounts` shows it — or a file in the store that cannot be read,
+/// shown with its path so that one damaged file hides none of the others.
+package struct AccountSummary: Sendable, Equatable, Encodable {
+    /// Whether the account's tokens can be used.
+    package enum State: String, Sendable, Encodable {
+        /// The access token is valid.
+        case valid
+        /// The access token has expired but can be renewed without a person.
+        case expiredRefreshable = "expired-refreshable"
+        /// Only a new sign-in helps.
+        case loginRequired = "login-required"
+        /// The account's file cannot be read (damaged, or written by something else).
+        case unreadable
+    }
+
+    /// Where an account's refresh token is kept.
+    package enum SecretLocation: String, Sendable, Encodable {
+        /// In the Secret Service keyring.
+        case keyring
+        /// In the account's own file (mode 0600).
+        case file
+    }
+
+    /// The account's key.
+    package var identifier: String
+    /// What selects the account in `--account`, `use`, `logout`: its alias, else its identifier.
+    package var name: String
+    /// The alias the user gave it.
+    package var alias: String?
+    /// The username.
+    package var username: String?
+    /// Who the account is, for people: the username, or the client for a client-credentials account.
+    package var user: String?
+    /// Where the account signs in, with port and path where they tell servers apart: Salesforce's
+    /// instance host, else the issuer or token endpoint without its scheme.
+    package var server: String
+    /// Whether it is the default account.
+    package var isDefault: Bool
+    /// Whether its tokens can be used.
+    package var state: State
+    /// When the access token expires (stated or assumed); `nil` for an unreadable file.
+    package var expiresAt: Date?
+    /// Where its refresh token lives; `nil` when it has none.
+    package var refreshToken: SecretLocation?
+    /// The account's file.
+    package var file: String
+    /// Why the file cannot be read (`state == .unreadable`).
+    package var problem: String?
+
+    enum CodingKeys: String, CodingKey {
+        case identifier, name, alias, username, user, server, isDefault = "default", state, expiresAt = "expires_at",
+             expires, refreshToken = "refresh_token", file, problem
+    }
+
+    /// Every key is always present (absent values are `null`), so scripts can rely on the shape.
+    /// `expires_at` is Unix seconds; `expires` the same time in RFC 3339.
+    package func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(identifier, forKey: .identifier)
+        try container.encode(name, forKey: .name)
+        try container.encode(alias, forKey: .alias)
+        try container.encode(username, forKey: .username)
+        try container.encode(user, forKey: .user)
+        try container.encode(server, forKey: .server)
+        try container.encode(isDefault, forKey: .isDefault)
+        try container.encode(state, forKey: .state)
+        try container.encode(expiresAt?.unixSeconds, forKey: .expiresAt)
+        try container.encode(expiresAt?.rfc3339, forKey: .expires)
+        try container.encode(refreshToken, forKey: .refreshToken)
+        try container.encode(file, forKey: .file)
+        try container.encode(problem, forKey: .problem)
+    }
+
+    /// Lists every stored account in identifier order, the default one marked. A file that cannot
+    /// be read is listed as `unreadable` with the reason, instead of failing the whole list.
+    package static func list(store: FileCredentialStore, tokenSource: TokenSource) throws(OAuthError) -> [AccountSummary] {
+        let defaultIdentifier = try store.defaultIdentifier()
+        var summaries = [AccountSummary]()
+        for identifier in try store.identifiers() {
+            let credentials: OAuthCredentials
+            do {
+                guard let loaded = try store.load(identifier: identifier) else { continue }
+                credentials = loaded
+            } catch {
+                summaries.append(AccountSummary(
+                    identifier: identifier, name: identifier, server: identifier.split(separator: "/").first.map(String.init) ?? "?",
+                    isDefault: identifier == defaultIdentifier, state: .unreadable, file: store.path(for: identifier),
+                    problem: error.description))
+                continue
+            }
+            let state: State
+            if tokenSource.isUsable(credentials) {
+                state = .valid
+            } else if tokenSource.canRenew(credentials) {
+                state = .expiredRefreshable
+            } else {
+                state = .loginRequired
+            }
+            var summary = AccountSummary(
+                identifier: identifier, name: credentials.selectableName, server: displayServer(of: credentials),
+                isDefault: identifier == defaultIdentifier, state: state, file: store.path(for: identifier))
+            summary.alias = credentials.alias
+            summary.username = credentials.username
+            summary.user = credentials.username ?? (credentials.obtainedBy == .clientCredentials ? "client \(credentials.clientId)" : nil)
+            summary.expiresAt = credentials.expiry(assumedLifetime: tokenSource.assumedLifetime)
+            switch credentials.refreshTokenPlace {
+            case .none: break
+            case .record: summary.refreshToken = .file
+            case .secretStore: summary.refreshToken = .keyring
+            }
+            summaries.append(summary)
+        }
+        return summaries
+    }
+
+    init(identifier: String, name: String, server: String, isDefault: Bool, state: State, file: String, problem: String? = nil) {
+        self.identifier = identifier
+        self.name = name
+        self.server = server
+        self.isDefault = isDefault
+        self.state = state
+        self.file = file
+        self.problem = problem
+    }
+
+    /// `acme.my.salesforce.com`, `127.0.0.1:8000/o`, `idp.example/realms/dev`: enough to tell two
+    /// servers on one host apart.
+    package static func displayServer(of credentials: OAuthCredentials) -> String {
+        if let instance = credentials.instanceURL, let parts = EndpointURL.parts(of: instance) { return parts.host }
+        let url = credentials.server.issuer ?? credentials.server.tokenEndpoint
+        guard let schemeEnd = url.firstRange(of: "://") else { return url }
+        var rest = url[schemeEnd.upperBound...]
+        while rest.hasSuffix("/") { rest = rest.dropLast() }
+        return String(rest)
+    }
+}

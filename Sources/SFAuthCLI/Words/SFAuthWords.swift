@@ -1,0 +1,73 @@
+import SFAuth
+
+/// What helps after an error, in sfauth's own words: its commands, flags and variables. The library
+/// says what happened and names the remedy as a value (`Remedy`); only the command knows it is
+/// called `sfauth`.
+package enum SFAuthWords {
+    /// One line for `error`, its remedy said the sfauth way.
+    package static func message(for error: OAuthError) -> String {
+        error.description(advising: advice(for:))
+    }
+
+    /// The remedy as one or two sentences.
+    package static func advice(for remedy: Remedy) -> String {
+        switch remedy {
+        case .signIn(nil, _):
+            return "Run `sfauth login` first."
+        case .signIn(let account?, let grant):
+            return "Run `\(signInCommand(account: account, grant: grant))` to sign in again."
+        case .provideClientSecret(let account):
+            let again = account.map { ", or run `\(signInCommand(account: $0, grant: .clientCredentials))`" } ?? ""
+            return "Set SFAUTH_CLIENT_SECRET to let it renew itself\(again)."
+        case .chooseDefaultAccount:
+            return "Choose one with `sfauth use NAME` (`sfauth accounts` lists them), or name it with --account NAME."
+        case .allowKeyringStorage:
+            return "Unset SFAUTH_STORAGE or set it to auto or keyring."
+        case .useFileStorage:
+            return "Unlock or start the keyring, or use --storage file."
+        case .removeDamagedAccount(let identifier):
+            return "Move it away (or remove it with `sfauth logout --local-only \(quoted(identifier))`) and sign in again."
+        case .useAnotherCredentialsDirectory:
+            return "Or point SFAUTH_HOME at a directory of your own."
+        case .chooseCallbackPort:
+            return "Or choose a fixed port with --port (and register it)."
+        case .answerSalesforceRefusal(let refusal):
+            return salesforceNextStep(refusal)
+        case .allowHost(let host):
+            return "Add --allow-host \(host) if you trust it."
+        case .giveDeviceAuthorizationEndpoint:
+            return "Give it with --device-authorization-url, or use a server that supports the device grant."
+        }
+    }
+
+    /// Salesforce's refusals, answered with sfauth's flags.
+    private static func salesforceNextStep(_ refusal: SalesforceRefusal) -> String {
+        switch refusal {
+        case .appBlocked:
+            return "The connected app is blocked in this org: an administrator can unblock it (Setup, Connected Apps OAuth Usage), or sign in with your own connected app (--client-id)."
+        case .userNotApproved:
+            return "The connected app only admits users an administrator approved: ask one to add your profile or permission set to it (Manage Connected Apps, Permitted Users), or use another app (--client-id)."
+        case .callbackNotRegistered:
+            return "The connected app does not list this callback: register it exactly (e.g. http://localhost:1717/OauthRedirect), or pass the --port and --callback-path that are registered."
+        case .unknownClientId:
+            return "The org knows no connected app with this client id (a new app needs up to ten minutes to be usable): check --client-id."
+        }
+    }
+
+    /// The command that signs an account in again the way it was signed in
+    /// (`sfauth login --account NAME` replays the account's recipe).
+    package static func signInCommand(account: String, grant: AuthType?) -> String {
+        let secret = grant == .clientCredentials ? "SFAUTH_CLIENT_SECRET=… " : ""
+        return "\(secret)sfauth login --account \(quoted(account))"
+    }
+
+    /// The command that signs `credentials`' account in again.
+    package static func signInCommand(for credentials: OAuthCredentials) -> String {
+        signInCommand(account: credentials.selectableName, grant: credentials.obtainedBy)
+    }
+
+    /// `name` as a shell word: as it is when it is plain, else in single quotes.
+    private static func quoted(_ name: String) -> String {
+        name.allSatisfy { $0.isLetter || $0.isNumber || "-_.@:/".contains($0) } ? name : "'\(name)'"
+    }
+}

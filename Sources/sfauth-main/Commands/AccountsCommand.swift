@@ -1,0 +1,63 @@
+import ArgumentParser
+import SFAuth
+import SFAuthCLI
+import FoundationEssentials
+
+/// `sfauth accounts`: lists the stored accounts.
+struct AccountsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "accounts",
+        abstract: "List the stored accounts and whether their tokens are usable.",
+        discussion: """
+            States: valid; expired-refreshable (sfauth token will renew it); login-required (sfauth login \
+            --account NAME signs it in again); unreadable (its file is damaged; the path is shown). The default \
+            account is marked with '*'; NAME selects an account in --account, use and logout. Makes no \
+            network request.
+
+            Examples:
+              sfauth accounts
+              sfauth accounts --json | jq -r '.accounts[] | select(.default) | .username'
+            """
+    )
+
+    @Flag(help: "Print a JSON array instead of a table.")
+    var json = false
+
+    func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        do throws(OAuthError) {
+            let store = try StoreSetup.existingAccounts()
+            let source = TokenSource(store: store, options: try TokenSource.Options(settings: SFAuthEnvironment.settings(environment)))
+            let accounts = try AccountSummary.list(store: store, tokenSource: source)
+            if json {
+                print(JSONOutput.render(AccountsJSON(accounts: accounts)))
+            } else if accounts.isEmpty {
+                StandardError.line("No accounts. Run `sfauth login` to add one.")
+            } else {
+                print(table(accounts))
+                for account in accounts where account.state == .unreadable {
+                    StandardError.line("\(account.file) cannot be read (\(account.problem ?? "unknown")); `sfauth logout --local-only \(account.identifier)` removes it.")
+                }
+            }
+        } catch {
+            throw CommandFailure(error)
+        }
+    }
+
+    private func table(_ accounts: [AccountSummary]) -> String {
+        let rows = [["", "NAME", "USER", "SERVER", "STATE", "REFRESH TOKEN"]] + accounts.map {
+            [$0.isDefault ? "*" : "", $0.name.terminalSafe, $0.user?.terminalSafe ?? "-", $0.server.terminalSafe, $0.state.rawValue,
+             $0.refreshToken?.rawValue ?? "-"]
+        }
+        let widths = (0..<6).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            zip(row, widths).map { $0.padding(toLength: $1) }.joined(separator: "  ").trimmingTrailingSpaces()
+        }.joined(separator: "\n")
+    }
+}
+
+/// `sfauth accounts --json`: `{"version": 1, "accounts": [...]}`.
+private struct AccountsJSON: Encodable {
+    let version = 1
+    var accounts: [AccountSummary]
+}

@@ -1,0 +1,203 @@
+import ArgumentParser
+import SFAuth
+import SFAuthCLI
+import FoundationEssentials
+
+/// `sfauth config`: shows the configuration `sfauth login` would use and where each value came from.
+struct ConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config",
+        abstract: "Show the configuration sfauth login would use, and where each value comes from.",
+        discussion: """
+            A dry run of sfauth login: it takes every option of sfauth login (see sfauth login --help) and \
+            resolves them with the environment (SFAUTH_PRESET, SFAUTH_LOGIN_URL, \
+            SFAUTH_ISSUER, SFAUTH_CLIENT_ID, SFAUTH_SCOPES, SFAUTH_USERNAME, SFAUTH_JWT_KEY_FILE), the chosen \
+            profile of the configuration file and its preset, and prints every value with its source: \
+            a flag, an environment variable, FILE:LINE, a preset, or sfauth's default. Makes no network \
+            request: an issuer's endpoints are read from its metadata only when signing in. A required \
+            value that is missing (a client id) is shown as a row with how to set it. A bad \
+            configuration file exits with 2 and says where (FILE:LINE) and what is wrong.
+
+            The configuration file ($SFAUTH_CONFIG, else $XDG_CONFIG_HOME/sfauth/config.toml):
+              default_profile = "work"
+              [profile.work]
+              preset = "salesforce-mydomain"
+              instance_url = "https://acme.my.salesforce.com"
+              client_id = "3MVG9..."
+              [profile.work.params]
+              prompt = "consent"
+
+            Examples:
+              sfauth config
+              sfauth config --profile work
+              sfauth config --json | jq -r .settings.client_id.value
+            """
+    )
+
+    // Every option of `sfauth login`, so that `config` is a true dry run of the same command line;
+    // their help is `sfauth login --help`'s.
+    @OptionGroup(visibility: .hidden)
+    var provider: ProviderOptions
+
+    @OptionGroup(visibility: .hidden)
+    var grants: GrantOptions
+
+    @OptionGroup(visibility: .hidden)
+    var session: SessionOptions
+
+    @Flag(help: "Print JSON: file, profile, settings and params, each value with its source.")
+    var json = false
+
+    func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let loaded: LoadedConfiguration
+        let signIn: [(name: String, value: String, source: String)]
+        do throws(OAuthError) {
+            loaded = try provider.load(environment: environment, reportingMissing: true)
+            signIn = try signInRows(loaded, environment: environment)
+        } catch {
+            throw CommandFailure(error)
+        }
+        print(json ? jsonText(loaded, signIn: signIn) : table(loaded, signIn: signIn))
+        if !loaded.resolved.missing.isEmpty {
+            StandardError.line("sfauth login would stop here: \(loaded.resolved.missing.map(\.name).joined(separator: ", ")) \(loaded.resolved.missing.count == 1 ? "is" : "are") missing.")
+        }
+    }
+
+    /// How `login` would sign in with these options: the grant, the stored account (`--account`),
+    /// where the refresh token would go, the browser and the wait.
+    private func signInRows(_ loaded: LoadedConfiguration, environment: [String: String]) throws(OAuthError)
+        -> [(name: String, value: String, source: String)] {
+        var rows: [(name: String, value: String, source: String)] = []
+        let chosen = grants.chosenGrants(jwtKeyFileGiven: provider.jwtKeyFile != nil)
+        if let flag = chosen.first {
+            rows.append(("grant", String(flag.dropFirst(2)), "flag \(flag)"))
+        } else if let keyFile = loaded.resolved.jwtKeyFile {
+            rows.append(("grant", "jwt-key-file", "\(keyFile.source)"))
+        } else {
+            rows.append(("grant", "browser", "default"))
+        }
+        if let account = session.account {
+            rows.append(("account", account, "flag --account: signs in again with that account's own server and recipe"))
+        }
+        if session.force { rows.append(("force", "true", "flag --force: a fresh sign-in (prompt=login) to the default or --account account")) }
+        if let storage = session.storage {
+            rows.append(("storage", storage.rawValue, "flag --storage"))
+        } else {
+            let settings = SFAuthEnvironment.settings(environment)
+            let mode = try settings.storageMode()
+            rows.append(("storage", mode.rawValue, settings.value("STORAGE").map { _ in "env \(settings.name("STORAGE"))" } ?? "default"))
+        }
+        if session.noBrowser {
+            rows.append(("browser", "(none: print the URL)", "flag --no-browser"))
+        } else if let command = session.browserCommand {
+            rows.append(("browser", command, "flag --browser-command"))
+        } else if loaded.resolved.browser == nil {
+            rows.append(("browser", "xdg-open", environment["BROWSER"].map { "default (xdg-open honours $BROWSER=\($0))" } ?? "default"))
+        }
+        if let timeout = session.timeout { rows.append(("timeout", "\(timeout)", "flag --timeout")) }
+        if let alias = session.alias { rows.append(("alias", alias, "flag --alias")) }
+        return rows
+    }
+
+    // MARK: - Table
+
+    private func table(_ loaded: LoadedConfiguration, signIn: [(name: String, value: String, source: String)]) -> String {
+        var rows = [["KEY", "VALUE", "SOURCE"]]
+        rows.append(["file", fileDescription(loaded), loaded.file.map { "\($0.source)" } ?? "default"])
+        rows.append(["profile", loaded.profile?.value ?? "(none)", loaded.profile.map { "\($0.source)" } ?? "default"])
+        for setting in loaded.resolved.settings {
+            let value = setting.value == .words([]) ? "(none)" : setting.value.displayText
+            rows.append([setting.name.terminalSafe, value.terminalSafe, "\(setting.source)".terminalSafe])
+        }
+        for missing in loaded.resolved.missing { rows.append([missing.name, "(missing)", missing.reason]) }
+        for row in signIn { rows.append([row.name, row.value.terminalSafe, row.source.terminalSafe]) }
+        let widths = (0..<2).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            (row[0].padding(toLength: widths[0]) + "  " + row[1].padding(toLength: widths[1]) + "  " + row[2]).trimmingTrailingSpaces()
+        }.joined(separator: "\n")
+    }
+
+    private func fileDescription(_ loaded: LoadedConfiguration) -> String {
+        guard let file = loaded.file else { return "(none: HOME is not set)" }
+        return loaded.fileExists ? file.path : "\(file.path) (none)"
+    }
+
+    // MARK: - JSON
+
+    /// `{"file": {"path", "exists", "source"}, "profile": {"name", "source"} | null,
+    ///   "settings": {KEY: {"value", "source"}}, "params": {NAME: {"value", "source"}}}`
+    private func jsonText(_ loaded: LoadedConfiguration, signIn: [(name: String, value: String, source: String)]) -> String {
+        var settings = [String: Entry]()
+        var params = [String: Entry]()
+        for setting in loaded.resolved.settings {
+            let entry = Entry(value: Value(setting.value), source: "\(setting.source)")
+            if setting.name.hasPrefix("params.") { params[String(setting.name.dropFirst("params.".count))] = entry } else { settings[setting.name] = entry }
+        }
+        for row in signIn { settings[row.name] = Entry(value: Value(.text(row.value)), source: row.source) }
+        let report = Report(
+            file: loaded.file.map { FileReport(path: $0.path, exists: loaded.fileExists, source: "\($0.source)") },
+            profile: loaded.profile.map { ProfileReport(name: $0.value, source: "\($0.source)") },
+            settings: settings, params: params,
+            missing: loaded.resolved.missing.map { MissingReport(name: $0.name, reason: $0.reason) })
+        return JSONOutput.render(report)
+    }
+
+    private struct Report: Encodable {
+        let version = 1
+        var file: FileReport?
+        var profile: ProfileReport?
+        var settings: [String: Entry]
+        var params: [String: Entry]
+        var missing: [MissingReport]
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(version, forKey: .version)
+            try container.encode(file, forKey: .file)          // null rather than absent
+            try container.encode(profile, forKey: .profile)
+            try container.encode(settings, forKey: .settings)
+            try container.encode(params, forKey: .params)
+            try container.encode(missing, forKey: .missing)
+        }
+
+        enum CodingKeys: String, CodingKey { case version, file, profile, settings, params, missing }
+    }
+
+    private struct MissingReport: Encodable {
+        var name: String
+        var reason: String
+    }
+
+    private struct FileReport: Encodable {
+        var path: String
+        var exists: Bool
+        var source: String
+    }
+
+    private struct ProfileReport: Encodable {
+        var name: String
+        var source: String
+    }
+
+    private struct Entry: Encodable {
+        var value: Value
+        var source: String
+    }
+
+    /// A setting's value as JSON: a string, a number (ports) or an array of strings (scopes).
+    private struct Value: Encodable {
+        var setting: SettingValue
+
+        init(_ setting: SettingValue) { self.setting = setting }
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch setting {
+            case .text(let text): try container.encode(text)
+            case .port(let port): try container.encode(port)
+            case .words(let words): try container.encode(words)
+            }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import SFAuth
+import SFAuthCLI
+import Glibc
+import FoundationEssentials
+
+/// `sfauth git-credential get|store|erase`: a git credential helper that answers with the account's
+/// access token as the password, for the hosts `sfauth setup-git` configured.
+struct GitCredentialCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "git-credential",
+        abstract: "git credential helper: answer git's 'get' with the account's access token.",
+        discussion: """
+            git runs this (sfauth setup-git writes the configuration) and writes key=value lines on its \
+            standard input. For get, when protocol and host are one of the --host values, it prints \
+            username (the account's username, else oauth2), password (the access token, refreshed when \
+            needed) and password_expiry_utc; for any other host it prints nothing. store does nothing \
+            (the token is stored already). erase, which git sends after a server refused the password, \
+            never signs out: when the refused password is the current token it renews the token, so the \
+            next git command gets a new one.
+
+            It never opens a browser. When a sign-in is needed it prints one line on standard error with \
+            the command to run, answers quit=1 (so git stops instead of asking for a password) and exits 3.
+
+            Examples:
+              sfauth setup-git --host git.example --account work
+              printf 'protocol=https\\nhost=git.example\\n\\n' | sfauth git-credential --host git.example get
+            """
+    )
+
+    @Option(help: ArgumentHelp("The account: an alias, username, email or identifier. Default: the default account.", valueName: "account"))
+    var account: String?
+
+    @Option(help: ArgumentHelp("A host to answer for: https://host[:port], http://host:port or host[:port] (https); repeatable.", valueName: "host"))
+    var host: [String] = []
+
+    @Argument(help: ArgumentHelp("What git asks: get, store or erase.", valueName: "operation"))
+    var operation: String
+
+    func validate() throws {
+        if host.isEmpty { throw ValidationError("Give the hosts to answer for with --host (sfauth setup-git writes them).") }
+    }
+
+    func run() async throws {
+        let hosts: [GitCredential.Host]
+        do { hosts = try host.map { h throws(OAuthError) in try GitCredential.Host(parsing: h) } } catch { throw CommandFailure(error) }
+        let attributes = GitCredential.Attributes(parsing: Self.readStandardInput())
+        // Another host, or an operation of a newer git: nothing to say.
+        guard hosts.contains(where: { $0.matches(attributes) }) else { return }
+        let environment = ProcessInfo.processInfo.environment
+        switch operation {
+        case "get":
+            let status = await Self.answer(account: account, environment: environment)
+            if status != .success { throw ExitCode(status.rawValue) }
+        case "erase":
+            await Self.renew(refused: attributes["password"], account: account, environment: environment)
+        default:
+            return  // store, and anything newer: the token is kept by sfauth already
+        }
+    }
+
+    /// Prints the answer to `get`, or one line on stderr and `quit=1`.
+    private static func answer(account: String?, environment: [String: String]) async -> ExitStatus {
+        if let supplied = SFAuthEnvironment.suppliedToken(environment) {
+            print(GitCredential.answer(username: "oauth2", password: supplied.accessToken, expiry: nil), terminator: "")
+            return .success
+        }
+        do throws(OAuthError) {
+            let (store, source) = try AccountTokens.source(environment: environment)
+            let credentials = try await source.credentials(account: try AccountTokens.identifier(account, in: store))
+            print(GitCredential.answer(username: credentials.username ?? "oauth2", password: credentials.accessToken,
+                                       expiry: credentials.expiry(assumedLifetime: source.assumedLifetime)), terminator: "")
+            return .success
+        } catch {
+            print(GitCredential.quit, terminator: "")
+            return AccountTokens.fail(error, context: "git needs a token")
+        }
+    }
+
+    /// After git's `erase`: renews the token when `refused` is the one stored now (a server refused it
+    /// before its time); quietly does nothing otherwise, or when it cannot.
+    private static func renew(refused: String?, account: String?, environment: [String: String]) async {
+        guard let refused, SFAuthEnvironment.suppliedToken(environment) == nil else { return }
+        do throws(OAuthError) {
+            let (store, source) = try AccountTokens.source(environment: environment)
+            let identifier = try AccountTokens.identifier(account, in: store)
+            let current = try AccountTokens.stored(identifier, in: store)
+            guard let current, current.accessToken == refused else { return }
+            _ = try await source.credentials(account: current.identifier, forceRefresh: true)
+        } catch {
+            return  // the next get says what to do
+        }
+    }
+
+    /// All of standard input (git closes it after the attributes).
+    private static func readStandardInput() -> String {
+        var bytes = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 1 << 20 {
+            let count = read(0, &buffer, buffer.count)
+            if count > 0 { bytes += buffer[0..<count]; continue }
+            if count < 0 && errno == EINTR { continue }
+            break
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

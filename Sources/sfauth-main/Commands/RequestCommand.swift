@@ -1,0 +1,110 @@
+import ArgumentParser
+import SFAuth
+import SFAuthCLI
+import FoundationEssentials
+
+/// `sfauth request`: an authenticated HTTP request with an account's token, like `gh api`.
+struct RequestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "request",
+        abstract: "Send an HTTP request with an account's token; the response body goes to standard output.",
+        discussion: """
+            A path is resolved against the account's instance URL (Salesforce); a whole URL is used as it \
+            is. The token goes only to the account's own hosts (its instance and its authorization server) \
+            unless --allow-host names another. When the server answers 401 — Salesforce does when the \
+            org's session timeout ended a token early (INVALID_SESSION_ID) — the token is renewed once and \
+            the request sent again.
+
+            Exit status: 0 for a 1xx–3xx answer, 7 for 4xx, 8 for 5xx, 6 when no answer came; 2 and 3 as \
+            everywhere (a bad command line; a sign-in needed).
+
+            Examples:
+              sfauth request /services/data/
+              sfauth request -X POST -H 'Content-Type: application/json' \\
+                     -d '{"Name":"Acme"}' /services/data/v62.0/sobjects/Account
+              sfauth request --include --account work https://api.example/v1/me
+            """
+    )
+
+    @Option(help: ArgumentHelp("The account: alias, username, email or identifier. Default: the default account.", valueName: "account"))
+    var account: String?
+
+    @Option(name: [.customShort("X"), .customLong("method")], help: "The request method. Default: GET, or POST with a body.")
+    var method: String?
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: ArgumentHelp("A header 'Name: value'; repeatable.", valueName: "header"))
+    var headers: [String] = []
+
+    @Option(name: [.customShort("d"), .customLong("data")], help: ArgumentHelp("The request body.", valueName: "data"))
+    var data: String?
+
+    @Option(help: ArgumentHelp("Read the request body from a file ('-' for standard input).", valueName: "path"))
+    var dataFile: String?
+
+    @Flag(name: [.customShort("i"), .customLong("include")], help: "Print the status line and the response headers before the body.")
+    var include = false
+
+    @Option(help: ArgumentHelp("Also send the token to this host (host or host:port); repeatable.", valueName: "host"))
+    var allowHost: [String] = []
+
+    @Argument(help: ArgumentHelp("A path on the account's instance (/services/data/), or a whole URL.", valueName: "path-or-url"))
+    var target: String
+
+    func validate() throws {
+        if data != nil && dataFile != nil { throw ValidationError("Give --data or --data-file, not both.") }
+        if let bad = headers.first(where: { !$0.contains(":") }) { throw ValidationError("--header takes 'Name: value', not '\(bad)'.") }
+    }
+
+    /// The documented statuses beyond the common ones.
+    enum ResponseStatus: Int32 {
+        case clientError = 7
+        case serverError = 8
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let status: Int
+        do throws(OAuthError) {
+            let (store, source) = try AccountTokens.source(environment: environment)
+            let httpClient = try HTTPSettings.client(environment: environment)
+            let identifier = try AccountTokens.identifier(account, in: store)
+            let body = try readBody()
+            let fields = headers.map { header -> (name: String, value: String) in
+                let parts = header.split(separator: ":", maxSplits: 1)
+                return (String(parts[0]).trimmingSpaces, parts.count > 1 ? String(parts[1]).trimmingSpaces : "")
+            }
+            let method = self.method?.uppercased() ?? (body.isEmpty ? "GET" : "POST")
+            let requester = AuthorizedRequester(tokenSource: source, httpClient: httpClient)
+            let (response, _) = try await requester.send(account: identifier) { credentials throws(OAuthError) in
+                // The URL is known once the account is: a path goes to its instance, and only to its own hosts.
+                let url = try APITarget.url(for: target, base: credentials.instanceURL)
+                try APITarget.requireAllowed(url, allowedHosts: APITarget.ownHosts(of: credentials) + allowHost)
+                return HTTPRequest(method: method, url: url, headers: fields, body: body)
+            }
+            if include {
+                var head = "HTTP \(response.status)\n"
+                for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\n" }
+                StandardOutput.write(Array((head + "\n").utf8))
+            }
+            StandardOutput.write(response.body)
+            status = response.status
+        } catch {
+            throw CommandFailure(error)
+        }
+        switch status {
+        case 400..<500: throw ExitCode(ResponseStatus.clientError.rawValue)
+        case 500...: throw ExitCode(ResponseStatus.serverError.rawValue)
+        default: return
+        }
+    }
+
+    private func readBody() throws(OAuthError) -> [UInt8] {
+        if let data { return Array(data.utf8) }
+        guard let dataFile else { return [] }
+        if dataFile == "-" { return StandardInput.readAll() }
+        guard let contents = FileManager.default.contents(atPath: dataFile) else {
+            throw .configuration("cannot read --data-file \(dataFile)")
+        }
+        return Array(contents)
+    }
+}

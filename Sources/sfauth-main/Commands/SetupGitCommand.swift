@@ -1,0 +1,54 @@
+import ArgumentParser
+import SFAuth
+import SFAuthCLI
+
+/// `sfauth setup-git`: configures git to get passwords for a host from `sfauth git-credential`.
+struct SetupGitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "setup-git",
+        abstract: "Configure git to use sfauth's access token as the password for a host.",
+        discussion: """
+            Writes two values of credential.<url>.helper in your global git configuration (or --file): \
+            an empty one, so helpers configured for every host (store, cache) are not asked for this one, \
+            then !'<this sfauth>' 'git-credential' ['--account' 'A'] '--host' '<url>'. Running it again \
+            replaces them. git then sends the account's access token (refreshed when needed) as the \
+            password, and the account's username (else oauth2) as the username. Plain http is for local \
+            servers only: git sends the token in the clear there.
+
+            Examples:
+              sfauth setup-git --host git.example --account work
+              sfauth setup-git --host http://127.0.0.1:8080
+              sfauth setup-git --host git.example --file ./gitconfig
+            """
+    )
+
+    @Option(help: ArgumentHelp("The host: host[:port], or a URL https://host[:port] (http://… too).", valueName: "host"))
+    var host: String
+
+    @Option(help: ArgumentHelp("The account: an alias, username, email or identifier. Default: the default account when git asks.", valueName: "account"))
+    var account: String?
+
+    @Option(help: ArgumentHelp("The scheme for a --host given without one: https or http.", valueName: "scheme"))
+    var scheme = "https"
+
+    @Option(help: ArgumentHelp("Write this git config file instead of the global one.", valueName: "path"))
+    var file: String?
+
+    func run() throws {
+        let target: GitCredential.Host
+        do { target = try GitCredential.Host(parsing: host, defaultScheme: scheme) } catch { throw CommandFailure(error) }
+        let helper = GitCredential.helperValue(
+            executable: AccountTokens.executablePath,
+            arguments: ["git-credential"] + (account.map { ["--account", $0] } ?? []) + ["--host", target.url])
+        let key = "credential.\(target.url).helper"
+        let scope = file.map { ["--file", $0] } ?? ["--global"]
+        _ = ChildCommand.run(["git", "config"] + scope + ["--unset-all", key])  // absent the first time: fine
+        for value in ["", helper] {
+            let status = ChildCommand.run(["git", "config"] + scope + ["--add", key, value])
+            guard status == 0 else {
+                throw CommandFailure(usage: status == 127 ? "git is not installed (or not on the PATH)" : "git config failed (status \(status))")
+            }
+        }
+        print("git now asks sfauth for \(target.url) (\(key) in \(file ?? "your global git configuration")).")
+    }
+}

@@ -1,0 +1,58 @@
+import SFAuth
+import SFAuthCLI
+import FoundationEssentials
+import Glibc
+
+/// Reads secrets the way a careful CLI does: from the terminal without echo, from standard input,
+/// from a file or the environment — never from the command line, where `ps` and shell history see them.
+enum SecretInput {
+    /// The password for the password grant: typed at the terminal without echo when standard input is
+    /// one, else the first line of standard input (`printf %s "$PW" | sfauth login --password ...`).
+    static func password(prompt: String) throws(OAuthError) -> String {
+        let value: String?
+        if isatty(0) == 1 {
+            value = readLineWithoutEcho(prompt: prompt)
+            StandardError.write("\n")
+        } else {
+            value = readLine(strippingNewline: true)
+        }
+        guard let value, !value.isEmpty else {
+            throw .configuration("no password given: type it at the prompt, or pipe it on standard input")
+        }
+        return value
+    }
+
+    /// The client secret: `--client-secret-file`, else `$SFAUTH_CLIENT_SECRET`, else none.
+    static func clientSecret(file: String?, environment: [String: String]) throws(OAuthError) -> String? {
+        guard let file else {
+            let value = environment["SFAUTH_CLIENT_SECRET"] ?? ""
+            return value.isEmpty ? nil : value
+        }
+        guard let contents = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw .configuration("cannot read the client secret file \(file)")
+        }
+        let secret = contents.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        guard !secret.isEmpty else { throw .configuration("the client secret file \(file) is empty") }
+        return secret
+    }
+
+    /// Shows `prompt`, then reads one line from standard input with the terminal's echo off, restored
+    /// afterwards. Echo goes off before the prompt appears: whatever is typed once it is shown is
+    /// neither echoed nor lost (only what was typed before it is discarded, as sudo and ssh do). (Ctrl-C
+    /// at the prompt ends the process before the restore; interactive shells reset the terminal's modes
+    /// for a job killed by a signal.)
+    private static func readLineWithoutEcho(prompt: String) -> String? {
+        var original = termios()
+        guard tcgetattr(0, &original) == 0 else {
+            StandardError.write(prompt)
+            return readLine(strippingNewline: true)
+        }
+        var silent = original
+        silent.c_lflag &= ~tcflag_t(ECHO)
+        silent.c_lflag |= tcflag_t(ECHONL)
+        tcsetattr(0, TCSAFLUSH, &silent)
+        defer { tcsetattr(0, TCSANOW, &original) }
+        StandardError.write(prompt)
+        return readLine(strippingNewline: true)
+    }
+}
