@@ -1,13 +1,12 @@
 #!/bin/sh
-# Regenerates the Swift files that embed the files under Resources/ as string constants:
+# Regenerates the Swift file that embeds the pages under Resources/ as string constants:
 #   pages    Resources/pages/*.html    -> Sources/SFAuth/Loopback/CallbackPages.swift
-#   presets  Resources/presets/*.toml  -> Sources/SFAuthCore/Configuration/PresetFiles.swift
 #
 # They are compiled in because an installed `sfauth` binary, or a program embedding SFAuth, has no
-# resources folder to read them from at run time. CallbackPagesTests and ConfigurationPresetTests
-# fail when the constants and the files differ.
+# resources folder to read them from at run time. CallbackPagesTests fails when the constants and
+# the files differ. (Provider presets are Swift values: Sources/SFAuthCore/Providers.)
 #
-# Usage: sh Resources/embed.sh [pages|presets]...   (from anywhere; no argument: both)
+# Usage: sh Resources/embed.sh [pages]   (from anywhere)
 set -eu
 export LC_ALL=C
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,18 +56,14 @@ embed() {
     echo "wrote $out"
 }
 
-for kind in ${*:-pages presets}; do
+for kind in ${*:-pages}; do
     case $kind in
     pages)
         embed pages pages html Sources/SFAuth/Loopback/CallbackPages.swift CallbackPages \
             "The HTML pages served by \`LoopbackListener\`, embedded so that no resource file is read at run time." \
             "Every page by file name (\`signed-in.html\` …), for the test that keeps this file in sync." yes ;;
-    presets)
-        embed presets presets toml Sources/SFAuthCore/Configuration/PresetFiles.swift PresetFiles \
-            "The built-in presets, embedded so that no resource file is read at run time." \
-            "Every preset by name (\`salesforce\` …), for \`Preset\` and the test that keeps this file in sync." no ;;
     *)
-        echo "usage: sh Resources/embed.sh [pages|presets]..." >&2
+        echo "usage: sh Resources/embed.sh [pages]" >&2
         exit 2 ;;
     esac
 done

@@ -1,10 +1,10 @@
 import ArgumentParser
+import Glibc
 import SFAuth
 import SFAuthCLI
-import Glibc
 
 /// The root command: `sfauth <subcommand>`.
-struct SFAuthCommand: AsyncParsableCommand {
+struct SFAuthCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sfauth",
         abstract: "Browser login for command-line programs: sign in once, then get tokens in scripts.",
@@ -29,39 +29,52 @@ struct SFAuthCommand: AsyncParsableCommand {
                       ExportCommand.self, DoctorCommand.self]
     )
 
-    /// Parses the arguments, runs the command and exits with the documented status. Usage errors
-    /// exit with 2 (not ArgumentParser's 64), so every usage or configuration problem shares one code.
-    static func runAndExit() async -> Never {
-        // `sfauth help NAME` for a command that does not exist is a mistake, not a request for help.
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.first == "help", arguments.count > 1, !arguments[1].hasPrefix("-") {
-            let names = configuration.subcommands.map { $0._commandName }
-            if !names.contains(arguments[1]) {
-                StandardError.line("sfauth: there is no command '\(TerminalText.escaped(arguments[1]))'; the commands are: \(names.joined(separator: ", ")).")
-                Glibc.exit(ExitStatus.usage.rawValue)
-            }
+    /// Parses `arguments`, runs the command in `context` and exits with the documented status.
+    /// Usage errors exit with 2 (not ArgumentParser's 64), so every usage or configuration problem
+    /// shares one code.
+    static func run(_ arguments: [String], in context: CommandContext) async -> Never {
+        if let unknown = unknownHelpTopic(arguments) {
+            fail(CommandFailure(usage: "there is no command '\(TerminalText.escaped(unknown))'; the commands are: \(commandNames.joined(separator: ", "))"))
+        }
+        let command: ParsableCommand
+        do {
+            command = try parseAsRoot(arguments)
+        } catch {
+            refuse(error, arguments: arguments)
         }
         do {
-            var command = try parseAsRoot()
-            if var command = command as? AsyncParsableCommand {
-                try await command.run()
+            if let command = command as? SFAuthSubcommand {
+                try await command.run(in: context)
             } else {
-                try command.run()
+                var command = command
+                try command.run()  // the root alone: its help
             }
             Glibc.exit(ExitStatus.success.rawValue)
         } catch let failure as CommandFailure {
-            // One line, whatever the server's words in it contained.
-            StandardError.line("sfauth: \(sentence(TerminalText.escaped(failure.message)))")
-            Glibc.exit(failure.status.rawValue)
+            fail(failure)
+        } catch let error as OAuthError {
+            fail(CommandFailure(error))
         } catch {
-            if exitCode(for: error) == .success { self.exit(withError: error) }  // --help, --version
-            if let code = error as? ExitCode { Glibc.exit(code.rawValue) }
-            // Usage errors in sfauth's own style: `sfauth: what is wrong.`, then where to read more.
-            let message = message(for: error).split(whereSeparator: \.isNewline).first.map(String.init) ?? "\(error)"
-            StandardError.line("sfauth: \(sentence(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message))")
-            StandardError.line("See `sfauth \(helpTarget())--help`.")
-            Glibc.exit(ExitStatus.usage.rawValue)
+            refuse(error, arguments: arguments)
         }
+    }
+
+    /// Ends with `failure`: its line on stderr — one line, whatever a server's words in it contained.
+    private static func fail(_ failure: CommandFailure) -> Never {
+        if let message = failure.message { StandardError.line("sfauth: \(sentence(TerminalText.escaped(message)))") }
+        Glibc.exit(failure.status.rawValue)
+    }
+
+    /// Ends with ArgumentParser's verdict on the command line: help and the version as it prints
+    /// them; a usage error in sfauth's style — `sfauth: what is wrong.`, then where to read more.
+    private static func refuse(_ error: any Error, arguments: [String]) -> Never {
+        if exitCode(for: error) == .success { self.exit(withError: error) }  // --help, --version
+        if let code = error as? ExitCode { Glibc.exit(code.rawValue) }
+        let message = message(for: error).split(whereSeparator: \.isNewline).first.map(String.init) ?? "\(error)"
+        StandardError.line("sfauth: \(sentence(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message))")
+        let named = arguments.first(where: commandNames.contains).map { "\($0) " } ?? ""
+        StandardError.line("See `sfauth \(named)--help`.")
+        Glibc.exit(ExitStatus.usage.rawValue)
     }
 
     /// `text` as a sentence: a final period unless it already ends with punctuation.
@@ -70,9 +83,19 @@ struct SFAuthCommand: AsyncParsableCommand {
         return text + "."
     }
 
-    /// `login ` when the command line names a known subcommand, else nothing.
-    private static func helpTarget() -> String {
-        let names = configuration.subcommands.map { $0._commandName }
-        return CommandLine.arguments.dropFirst().first(where: names.contains).map { "\($0) " } ?? ""
+    private static var commandNames: [String] { configuration.subcommands.map { $0._commandName } }
+
+    /// The NAME of `sfauth help NAME` when no command is called that: a mistake, not a request for help.
+    private static func unknownHelpTopic(_ arguments: [String]) -> String? {
+        guard arguments.first == "help", arguments.count > 1, !arguments[1].hasPrefix("-"),
+              !commandNames.contains(arguments[1]) else { return nil }
+        return arguments[1]
     }
+}
+
+/// A subcommand of `sfauth`: parsed by ArgumentParser, then run with the process's context. Its
+/// `run(in:)` builds a plan from its options, makes one call, and lets an `OAuthError` or a
+/// `CommandFailure` end it with the documented status.
+protocol SFAuthSubcommand: ParsableCommand {
+    func run(in context: CommandContext) async throws
 }

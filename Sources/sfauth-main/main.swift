@@ -1,6 +1,10 @@
 // sfauth's main program (`sfauth-main`). People run it through the front end (`Sources/sfauth`),
-// which answers `sfauth token` with a usable stored token by itself and hands every other command here.
+// which answers the credential hot paths with a usable stored token by itself and hands every other
+// command here. The one place that reads the process: its arguments and its environment.
 import Dispatch
+import FoundationEssentials
+import SFAuthCLI
 
-Task { await SFAuthCommand.runAndExit() }
+let context = CommandContext(environment: ProcessInfo.processInfo.environment)
+Task { await SFAuthCommand.run(Array(CommandLine.arguments.dropFirst()), in: context) }
 dispatchMain()

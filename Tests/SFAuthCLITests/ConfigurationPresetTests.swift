@@ -1,18 +1,10 @@
-import Foundation
 import Testing
 @testable import SFAuthCLI
 import SFAuth
 
-/// The built-in presets: compiled in from `Resources/presets`, and giving exactly the defaults sfauth
+/// The built-in presets: the library's `ProviderPreset` values, giving exactly the defaults sfauth
 /// had before configuration files.
 @Suite struct ConfigurationPresetTests {
-    /// `Resources/presets`, found from this file's path.
-    static let presetsDirectory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Resources/presets")
-
-    static let regenerate = "run `sh Resources/embed.sh presets` to regenerate Sources/SFAuthCore/Configuration/PresetFiles.swift"
-
     func resolve(_ layers: ConfigurationLayer...) throws -> ResolvedConfiguration {
         try ConfigurationResolver(layers: layers).resolve()
     }
@@ -23,46 +15,35 @@ import SFAuth
         return layer
     }
 
-    @Test("the embedded constants equal Resources/presets/*.toml")
-    func embeddedPresetsMatchFiles() throws {
-        let names = try FileManager.default.contentsOfDirectory(atPath: Self.presetsDirectory.path)
-            .filter { $0.hasSuffix(".toml") }.map { String($0.dropLast(".toml".count)) }.sorted()
-        #expect(names == ["oidc", "salesforce", "salesforce-mydomain", "salesforce-sandbox"])
-        for name in names {
-            let file = try String(contentsOf: Self.presetsDirectory.appendingPathComponent(name + ".toml"), encoding: .utf8)
-            guard let embedded = PresetFiles.all[name] else {
-                Issue.record("Resources/presets/\(name).toml is not embedded: \(Self.regenerate)")
-                continue
-            }
-            #expect(embedded == file, "Resources/presets/\(name).toml differs from its embedded copy: \(Self.regenerate)")
-        }
-        for name in PresetFiles.all.keys where !names.contains(name) {
-            Issue.record("PresetFiles embeds \(name), which no longer exists: \(Self.regenerate)")
-        }
-        #expect(Preset.names == names)
-    }
-
-    @Test func everyPresetParsesWithItsOwnSource() throws {
+    @Test("the presets are the library's, each a layer of its own source")
+    func presetsAreTheLibrarysValues() throws {
+        #expect(Preset.names == ["oidc", "salesforce", "salesforce-mydomain", "salesforce-sandbox"])
         for name in Preset.names {
-            let preset = try #require(try Preset.named(name))
+            let preset = try #require(Preset.named(name))
+            #expect(preset.provider == ProviderPreset.named(name))
             #expect(!preset.summary.isEmpty)
             #expect(preset.layer.values.values.allSatisfy { $0.source == .preset(name) })
         }
-        #expect(try Preset.named("nope") == nil)
-        #expect(try Preset.named("salesforce-mydomain")?.requires == [.instanceURL])
-        #expect(try Preset.named("oidc")?.requires == [.issuer, .clientId])
+        #expect(Preset.named("nope") == nil)
+        #expect(Preset.named("salesforce")?.requires == [])
+        #expect(Preset.named("salesforce-mydomain")?.requires == [.instanceURL])
+        #expect(Preset.named("oidc")?.requires == [.issuer, .clientId])
+        #expect(Preset.named("salesforce")?.namesServer == true)
+        #expect(Preset.named("oidc")?.namesServer == false)
     }
 
-    @Test func aPresetFileIsCheckedLikeAProfile() {
-        #expect(throws: OAuthError.configuration("Resources/presets/x.toml: a preset needs a description string")) {
-            try Preset.parse("client_id = \"c\"\n", name: "x")
-        }
-        #expect(throws: OAuthError.configuration("Resources/presets/x.toml:2: requires names the unknown key 'isuer'")) {
-            try Preset.parse("description = \"d\"\nrequires = [\"isuer\"]\n", name: "x")
-        }
-        #expect(throws: OAuthError.configuration("Resources/presets/x.toml:2: a preset has no table but [params]")) {
-            try Preset.parse("description = \"d\"\n[profile.x]\n", name: "x")
-        }
+    @Test("an embedder gets the same server and client from the library's preset")
+    func libraryPresetsGiveServerAndClient() {
+        #expect(ProviderPreset.salesforce.server() == Salesforce.server(loginHost: Salesforce.productionLoginHost))
+        #expect(ProviderPreset.salesforceSandbox.server() == Salesforce.server(loginHost: Salesforce.sandboxLoginHost))
+        #expect(ProviderPreset.salesforceMyDomain.server() == nil)
+        #expect(ProviderPreset.salesforceMyDomain.server(instanceURL: "https://acme.my.salesforce.com")
+                == Salesforce.server(loginHost: "https://acme.my.salesforce.com"))
+        #expect(ProviderPreset.oidc.server(instanceURL: "https://idp.example") == nil)
+        #expect(ProviderPreset.salesforce.client() == ClientConfiguration(clientId: Salesforce.defaultClientId, scopes: Salesforce.defaultScopes,
+                                                                          redirect: Salesforce.defaultRedirect))
+        #expect(ProviderPreset.oidc.client() == nil)
+        #expect(ProviderPreset.oidc.client(clientId: "my-cli")?.scopes == ["openid", "offline_access"])
     }
 
     @Test("nothing configured: exactly the Salesforce defaults sfauth always had")

@@ -23,7 +23,8 @@ import SFAuth
 
     func resolve(flags: ConfigurationLayer = ConfigurationLayer(), environment: [String: String] = [:],
                  profile: ConfigurationLayer? = nil) throws(OAuthError) -> ResolvedConfiguration {
-        try ConfigurationResolver(layers: [flags, .environment(environment)] + (profile.map { [$0] } ?? [])).resolve()
+        let settings = EnvironmentSettings(app: .sfauth, environment: environment)
+        return try ConfigurationResolver(layers: [flags, .environment(settings)] + (profile.map { [$0] } ?? [])).resolve()
     }
 
     /// Line `number` of a profile's text: the file's line `number + 1`, after the `[profile.p]` header.

@@ -67,9 +67,8 @@ package struct ConfigurationFile: Sendable, Equatable {
         var profiles = [String: ConfigurationLayer]()
         for name in names {
             let tables = tablesOfProfile[name]!
-            let reader = ProfileReader(path: path) { line, table in .file(path: path, line: line, table: table) }
             let profileTable = tables.profile ?? ConfigurationDocument.Table(name: ["profile", name], line: 0, entries: [])
-            profiles[name] = try reader.read(profileTable, parameters: tables.parameters).layer
+            profiles[name] = try ProfileReader(path: path).read(profileTable, parameters: tables.parameters)
         }
 
         if let defaultProfile, profiles[defaultProfile.value] == nil, case .file(_, let line, _) = defaultProfile.source {
@@ -91,5 +90,81 @@ package struct ConfigurationFile: Sendable, Equatable {
     /// `known profiles: a, b` or `it defines no profiles`.
     static func knownProfiles(_ names: [String]) -> String {
         names.isEmpty ? "it defines no profiles" : "known profiles: " + names.joined(separator: ", ")
+    }
+}
+
+/// Turns the entries of a `[profile.NAME]` table into a `ConfigurationLayer`, checking each
+/// value's type where it was written.
+private struct ProfileReader {
+    /// The file, for messages.
+    var path: String
+
+    /// Where a value on `line` of `table` came from.
+    func source(_ line: Int, _ table: String) -> ConfigurationSource {
+        .file(path: path, line: line, table: table)
+    }
+
+    /// The layer for `table`'s entries and the parameters of `parameters`.
+    func read(_ table: ConfigurationDocument.Table, parameters: ConfigurationDocument.Table?) throws(OAuthError) -> ConfigurationLayer {
+        var layer = ConfigurationLayer()
+        let tableName = table.displayName
+        for entry in table.entries {
+            guard let key = ConfigurationKey(rawValue: entry.key) else {
+                let place = tableName.isEmpty ? "" : " in [\(tableName)]"
+                throw failure("unknown key '\(entry.key)'\(place); known keys: \(ConfigurationKey.allNames)", line: entry.line)
+            }
+            layer.set(key, try value(of: entry, as: key), from: source(entry.line, tableName))
+        }
+        if let parameters {
+            for entry in parameters.entries {
+                guard case .string(let value) = entry.value else {
+                    throw failure("the parameter '\(entry.key)' in [\(parameters.displayName)] must be a string, not \(entry.value.typeDescription)",
+                                  line: entry.line)
+                }
+                guard !entry.key.isEmpty else { throw failure("a parameter in [\(parameters.displayName)] has an empty name", line: entry.line) }
+                layer.addParameter(name: entry.key, value: value, from: source(entry.line, parameters.displayName))
+            }
+        }
+        return layer
+    }
+
+    /// The entry's value as the key's kind.
+    private func value(of entry: ConfigurationDocument.Entry, as key: ConfigurationKey) throws(OAuthError) -> SettingValue {
+        switch (key.kind, entry.value) {
+        case (.text, .string(let text)):
+            guard !text.allSatisfy(\.isWhitespace) else { throw failure("\(key.rawValue) is empty", line: entry.line) }
+            return .text(text)
+        case (.port, .integer(let number)):
+            guard let port = UInt16(exactly: number) else {
+                throw failure("\(key.rawValue) must be a port number from 0 to 65535, not \(number)", line: entry.line)
+            }
+            return .port(port)
+        case (.words, .string(let text)):
+            return .words(SettingValue.splitWords(text))
+        case (.words, .strings(let words)):
+            if let bad = words.first(where: { $0.isEmpty || $0.contains(where: \.isWhitespace) }) {
+                throw failure("\(key.rawValue): '\(bad)' is not one scope; give each scope as its own string", line: entry.line)
+            }
+            return .words(words)
+        case (.text, _):
+            throw failure("\(key.rawValue) must be a string, not \(entry.value.typeDescription)", line: entry.line)
+        case (.port, _):
+            throw failure("\(key.rawValue) must be a port number (an integer without quotes), not \(entry.value.typeDescription)", line: entry.line)
+        case (.arguments, .strings(let arguments)):
+            guard let program = arguments.first, !program.isEmpty else {
+                throw failure("\(key.rawValue) must name a command first, e.g. [\"google-chrome\", \"--profile-directory=Work\"]", line: entry.line)
+            }
+            return .words(arguments)
+        case (.arguments, _):
+            throw failure("\(key.rawValue) must be an array of strings, the command and its arguments, not \(entry.value.typeDescription)",
+                          line: entry.line)
+        case (.words, _):
+            throw failure("\(key.rawValue) must be an array of strings or a space-separated string, not \(entry.value.typeDescription)",
+                          line: entry.line)
+        }
+    }
+
+    private func failure(_ message: String, line: Int) -> OAuthError {
+        .configuration("\(path):\(line): \(message)")
     }
 }

@@ -88,20 +88,25 @@ package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
         }
     }
 
-    /// The environment variable that sets the key, when there is one. A small set on purpose:
-    /// what CI jobs and wrappers choose per run. (`SFAUTH_INSTANCE_URL` is not one of them: it goes
-    /// with `SFAUTH_ACCESS_TOKEN`, a token supplied directly.)
-    package var environmentVariable: String? {
+    /// The environment variable that sets the key, when there is one: `SFAUTH_` and this setting's
+    /// name. A small set on purpose: what CI jobs and wrappers choose per run. (`SFAUTH_INSTANCE_URL`
+    /// is not one of them: it goes with `SFAUTH_ACCESS_TOKEN`, a token supplied directly.)
+    package var environmentSetting: String? {
         switch self {
-        case .preset: return "SFAUTH_PRESET"
-        case .loginURL: return "SFAUTH_LOGIN_URL"
-        case .issuer: return "SFAUTH_ISSUER"
-        case .clientId: return "SFAUTH_CLIENT_ID"
-        case .scopes: return "SFAUTH_SCOPES"
-        case .username: return "SFAUTH_USERNAME"
-        case .jwtKeyFile: return "SFAUTH_JWT_KEY_FILE"
+        case .preset: return "PRESET"
+        case .loginURL: return "LOGIN_URL"
+        case .issuer: return "ISSUER"
+        case .clientId: return "CLIENT_ID"
+        case .scopes: return "SCOPES"
+        case .username: return "USERNAME"
+        case .jwtKeyFile: return "JWT_KEY_FILE"
         default: return nil
         }
+    }
+
+    /// The full name of the environment variable that sets the key: `SFAUTH_CLIENT_ID`.
+    package var environmentVariable: String? {
+        environmentSetting.map(AppIdentity.sfauth.variable)
     }
 
     /// The `sfauth` flag that sets the key, when there is one (used in hints).

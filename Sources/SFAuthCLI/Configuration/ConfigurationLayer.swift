@@ -32,13 +32,14 @@ package struct ConfigurationLayer: Sendable, Equatable {
         }
     }
 
-    /// The layer of `SFAUTH_*` variables in `environment` (see `ConfigurationKey.environmentVariable`).
+    /// The layer of the `SFAUTH_*` variables among `settings` (see `ConfigurationKey.environmentSetting`).
     /// An empty variable counts as unset; scopes are split at spaces.
-    package static func environment(_ environment: [String: String]) -> ConfigurationLayer {
+    package static func environment(_ settings: EnvironmentSettings) -> ConfigurationLayer {
         var layer = ConfigurationLayer()
         for key in ConfigurationKey.allCases {
-            guard let variable = key.environmentVariable, let text = environment[variable],
+            guard let setting = key.environmentSetting, let text = settings.value(setting),
                   !text.allSatisfy(\.isWhitespace) else { continue }
+            let variable = settings.name(setting)
             switch key.kind {
             case .words: layer.set(key, .words(SettingValue.splitWords(text)), from: .environment(variable))
             case .text: layer.set(key, .text(text), from: .environment(variable))

@@ -1,63 +1,59 @@
 import SFAuth
-/// A built-in starting point for a profile: `salesforce` (the default), `salesforce-sandbox`,
-/// `salesforce-mydomain` and `oidc`. Each is a file in `Resources/presets` in the same format as a
-/// profile, compiled in (`PresetFiles`), plus two keys of its own: `description`, and `requires` —
-/// the keys a profile using it must supply (`instance_url` for a My Domain, `issuer` for OIDC).
+
+/// A provider preset (`ProviderPreset`, the library's) as the lowest layer of a configuration:
+/// what a profile with `preset = "NAME"` (or `--preset NAME`) starts from, and which keys it must
+/// be given (`instance_url` for a My Domain, `issuer` and `client_id` for OIDC).
 package struct Preset: Sendable, Equatable {
     /// The preset used when nothing names a server: `salesforce`.
-    package static let defaultName = "salesforce"
+    package static let defaultName = ProviderPreset.salesforce.name
 
-    /// The name, e.g. `salesforce-sandbox`.
-    package var name: String
-    /// One line saying what it is for.
-    package var summary: String
+    /// The library's preset.
+    package var provider: ProviderPreset
     /// The keys that must be set where the preset is used.
     package var requires: [ConfigurationKey]
     /// The settings it gives, with source `preset NAME`.
     package var layer: ConfigurationLayer
+
+    /// The name, e.g. `salesforce-sandbox`.
+    package var name: String { provider.name }
+    /// One line saying what it is for.
+    package var summary: String { provider.summary }
 
     /// Whether the preset names its server itself (`salesforce`: login.salesforce.com), rather than
     /// requiring one (`salesforce-mydomain`, `oidc`).
     package var namesServer: Bool { layer.values.keys.contains { $0.role == .choosesServer } }
 
     /// Every preset name, sorted.
-    package static var names: [String] { PresetFiles.all.keys.sorted() }
+    package static var names: [String] { ProviderPreset.all.map(\.name).sorted() }
 
     /// The preset called `name`, or `nil` when there is none.
-    ///
-    /// - Throws: `OAuthError.configuration` when the compiled-in file is broken (a bug, caught by the tests).
-    package static func named(_ name: String) throws(OAuthError) -> Preset? {
-        guard let text = PresetFiles.all[name] else { return nil }
-        return try parse(text, name: name)
+    package static func named(_ name: String) -> Preset? {
+        ProviderPreset.named(name).map(Preset.init)
     }
 
-    /// Reads a preset file: top-level profile keys, `description`, `requires`, and a `[params]` table.
-    static func parse(_ text: String, name: String) throws(OAuthError) -> Preset {
-        let path = "Resources/presets/\(name).toml"
-        let document = try ConfigurationParser.parse(text, path: path)
-        if let table = document.tables.first(where: { $0.name != ["params"] }) {
-            throw .configuration("\(path):\(table.line): a preset has no table but [params]")
+    /// The configuration layer of `provider`.
+    package init(_ provider: ProviderPreset) {
+        self.provider = provider
+        let source = ConfigurationSource.preset(provider.name)
+        var layer = ConfigurationLayer()
+        switch provider.serverLocation {
+        case .salesforceLoginHost(let host):
+            layer.set(.loginURL, .text(host), from: source)
+            requires = []
+        case .salesforceMyDomain:
+            requires = [.instanceURL]
+        case .issuer:
+            requires = [.issuer]
         }
-        let reader = ProfileReader(path: path, extraKeys: ["description", "requires"]) { _, _ in .preset(name) }
-        let (layer, extras) = try reader.read(document.root, parameters: document.table(["params"]))
-        if let key = layer[.preset] {
-            throw .configuration("\(path): a preset cannot name another preset ('\(key.value.displayText)')")
+        if let clientId = provider.clientId {
+            layer.set(.clientId, .text(clientId), from: source)
+        } else {
+            requires.append(.clientId)
         }
-        guard case .string(let summary)? = extras["description"]?.value else {
-            throw .configuration("\(path): a preset needs a description string")
-        }
-        var requires = [ConfigurationKey]()
-        if let entry = extras["requires"] {
-            guard case .strings(let names) = entry.value else {
-                throw .configuration("\(path):\(entry.line): requires must be an array of key names")
-            }
-            for keyName in names {
-                guard let key = ConfigurationKey(rawValue: keyName) else {
-                    throw .configuration("\(path):\(entry.line): requires names the unknown key '\(keyName)'")
-                }
-                requires.append(key)
-            }
-        }
-        return Preset(name: name, summary: summary, requires: requires, layer: layer)
+        layer.set(.scopes, .words(provider.scopes), from: source)
+        layer.set(.callbackHost, .text(provider.redirect.host), from: source)
+        layer.set(.callbackPort, .port(provider.redirect.port), from: source)
+        layer.set(.callbackPath, .text(provider.redirect.path), from: source)
+        self.layer = layer
     }
 }

@@ -6,7 +6,7 @@ import FoundationEssentials
 /// made safe for a terminal without changing what a script reads.
 package extension String {
     /// For human-readable output: control and bidi characters escaped (`TerminalText`).
-    package var terminalSafe: String { TerminalText.escaped(self) }
+    var terminalSafe: String { TerminalText.escaped(self) }
 }
 
 /// JSON for `--json` outputs: keys sorted, slashes unescaped, and every character that could

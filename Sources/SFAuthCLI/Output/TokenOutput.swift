@@ -10,26 +10,19 @@ package enum TokenOutput {
     /// `export NAME='value'` lines for `eval`.
     case shell
 
-    /// The text for stored credentials.
-    package func render(_ credentials: OAuthCredentials, expiry: Date) -> String {
-        render(accessToken: credentials.accessToken, instanceURL: credentials.instanceURL, tokenType: credentials.tokenType,
-               expiresAt: expiry, account: credentials.identifier, username: credentials.username)
-    }
-
-    /// The text for a token with whatever is known about it.
-    package func render(accessToken: String, instanceURL: String?, tokenType: String = "Bearer", expiresAt: Date? = nil,
-                account: String? = nil, username: String? = nil) -> String {
+    /// The text for `token`.
+    package func render(_ token: IssuedToken) -> String {
         switch self {
         case .bare:
-            return accessToken
+            return token.accessToken
         case .json:
-            let fields = TokenJSON(access_token: accessToken, token_type: tokenType,
-                                   expires_at: expiresAt.map(\.unixSeconds), expires: expiresAt.map(\.rfc3339),
-                                   instance_url: instanceURL, account: account, username: username)
+            let fields = TokenJSON(access_token: token.accessToken, token_type: token.tokenType,
+                                   expires_at: token.expiry.map(\.unixSeconds), expires: token.expiry.map(\.rfc3339),
+                                   instance_url: token.instanceURL, account: token.account, username: token.username)
             return JSONOutput.render(fields)
         case .shell:
             // Every variable is set or unset, so `eval` never leaves another account's value behind.
-            return [("SF_ACCESS_TOKEN", accessToken), ("SF_INSTANCE_URL", instanceURL), ("SF_USERNAME", username)].map { name, value in
+            return TokenVariables.values(for: token).map { name, value in
                 value.map { "export \(name)=\(shellQuoted($0))" } ?? "unset \(name)"
             }.joined(separator: "\n")
         }
@@ -54,6 +47,21 @@ package enum TokenOutput {
             }
         }
         return out + "'"
+    }
+}
+
+/// The variables `sfauth token --env` exports and `sfauth exec` sets for its command.
+package enum TokenVariables {
+    /// `SF_ACCESS_TOKEN`: the access token.
+    package static let accessToken = "SF_ACCESS_TOKEN"
+    /// `SF_INSTANCE_URL`: where API calls go.
+    package static let instanceURL = "SF_INSTANCE_URL"
+    /// `SF_USERNAME`: the account's username.
+    package static let username = "SF_USERNAME"
+
+    /// Each variable with its value for `token`, `nil` for one to unset.
+    package static func values(for token: IssuedToken) -> [(name: String, value: String?)] {
+        [(accessToken, token.accessToken), (instanceURL, token.instanceURL), (username, token.username)]
     }
 }
 

@@ -16,7 +16,10 @@ package enum ExitStatus: Int32 {
     case serverRefused = 5
     /// No answer or an unusable answer from the server: retry later.
     case network = 6
-    // 7 and 8 are `sfauth request`'s HTTP 4xx and 5xx (`RequestCommand.ResponseStatus`).
+    /// `sfauth request`: the server answered with an HTTP 4xx status.
+    case httpClientError = 7
+    /// `sfauth request`: the server answered with an HTTP 5xx status.
+    case httpServerError = 8
     /// This machine failed: the login's loopback listener could not get a socket, `poll` or a thread.
     case localFault = 9
 
@@ -37,18 +40,29 @@ package enum ExitStatus: Int32 {
     }
 }
 
-/// An error that ends a command with a message (one line on stderr) and a status.
+/// What ends a command unsuccessfully: a status, and one line for standard error unless the
+/// command has said everything itself.
 package struct CommandFailure: Error {
-    package var message: String
+    /// The line for standard error (`sfauth: ` goes in front); `nil` when there is nothing to add.
+    package var message: String?
+    /// The exit status.
     package var status: ExitStatus
 
-    package init(_ error: OAuthError) {
-        message = SFAuthWords.message(for: error)
+    /// The failure for `error`, in sfauth's words, led by `context` when given (`git needs a token: …`).
+    package init(_ error: OAuthError, context: String? = nil) {
+        message = (context.map { "\($0): " } ?? "") + SFAuthWords.message(for: error)
         status = ExitStatus(error)
     }
 
+    /// A usage error (exit 2).
     package init(usage message: String) {
         self.message = message
         status = .usage
+    }
+
+    /// An exit with `status` and nothing more to say.
+    package init(silently status: ExitStatus) {
+        message = nil
+        self.status = status
     }
 }

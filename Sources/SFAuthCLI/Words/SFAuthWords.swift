@@ -18,17 +18,17 @@ package enum SFAuthWords {
             return "Run `\(signInCommand(account: account, grant: grant))` to sign in again."
         case .provideClientSecret(let account):
             let again = account.map { ", or run `\(signInCommand(account: $0, grant: .clientCredentials))`" } ?? ""
-            return "Set SFAUTH_CLIENT_SECRET to let it renew itself\(again)."
+            return "Set \(variable("CLIENT_SECRET")) to let it renew itself\(again)."
         case .chooseDefaultAccount:
             return "Choose one with `sfauth use NAME` (`sfauth accounts` lists them), or name it with --account NAME."
         case .allowKeyringStorage:
-            return "Unset SFAUTH_STORAGE or set it to auto or keyring."
+            return "Unset \(variable("STORAGE")) or set it to auto or keyring."
         case .useFileStorage:
             return "Unlock or start the keyring, or use --storage file."
         case .removeDamagedAccount(let identifier):
             return "Move it away (or remove it with `sfauth logout --local-only \(quoted(identifier))`) and sign in again."
         case .useAnotherCredentialsDirectory:
-            return "Or point SFAUTH_HOME at a directory of your own."
+            return "Or point \(variable("HOME")) at a directory of your own."
         case .chooseCallbackPort:
             return "Or choose a fixed port with --port (and register it)."
         case .answerSalesforceRefusal(let refusal):
@@ -57,13 +57,18 @@ package enum SFAuthWords {
     /// The command that signs an account in again the way it was signed in
     /// (`sfauth login --account NAME` replays the account's recipe).
     package static func signInCommand(account: String, grant: AuthType?) -> String {
-        let secret = grant == .clientCredentials ? "SFAUTH_CLIENT_SECRET=… " : ""
+        let secret = grant == .clientCredentials ? "\(variable("CLIENT_SECRET"))=… " : ""
         return "\(secret)sfauth login --account \(quoted(account))"
     }
 
     /// The command that signs `credentials`' account in again.
     package static func signInCommand(for credentials: OAuthCredentials) -> String {
         signInCommand(account: credentials.selectableName, grant: credentials.obtainedBy)
+    }
+
+    /// One of sfauth's environment variables: `SFAUTH_` and `setting`.
+    private static func variable(_ setting: String) -> String {
+        AppIdentity.sfauth.variable(setting)
     }
 
     /// `name` as a shell word: as it is when it is plain, else in single quotes.

@@ -17,6 +17,12 @@ public struct EnvironmentSettings: Sendable {
         self.environment = environment
     }
 
+    /// Reads the settings of `app` (`<app's environment prefix>_…`: `SFAUTH_HOME` for sfauth) from
+    /// `environment`.
+    public init(app: AppIdentity, environment: [String: String]) {
+        self.init(prefix: app.environmentPrefix, environment: environment)
+    }
+
     /// The variable's full name: `name("HOME")` is `SFAUTH_HOME`.
     public func name(_ setting: String) -> String { prefix + "_" + setting }
 

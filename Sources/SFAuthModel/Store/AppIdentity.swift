@@ -21,6 +21,18 @@ public struct AppIdentity: Sendable, Equatable, Hashable {
     /// sfauth itself.
     public static let sfauth = AppIdentity(name: "sfauth")
 
+    /// The prefix of the application's environment variables (`EnvironmentSettings`): its name in
+    /// capitals, with `-` and `.` as `_` — `SFAUTH` for sfauth, `ACME` for acme.
+    public var environmentPrefix: String {
+        String(name.uppercased().map { $0 == "-" || $0 == "." ? "_" : $0 })
+    }
+
+    /// The full name of one of the application's environment variables: `variable("HOME")` is
+    /// `SFAUTH_HOME` for sfauth.
+    public func variable(_ setting: String) -> String {
+        environmentPrefix + "_" + setting
+    }
+
     /// Whether `name` can name an application (see `init(name:displayName:)`).
     public static func isValidName(_ name: String) -> Bool {
         guard (1...64).contains(name.utf8.count), name.first != "." else { return false }

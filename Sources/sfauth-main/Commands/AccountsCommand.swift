@@ -1,10 +1,9 @@
 import ArgumentParser
 import SFAuth
 import SFAuthCLI
-import FoundationEssentials
 
 /// `sfauth accounts`: lists the stored accounts.
-struct AccountsCommand: ParsableCommand {
+struct AccountsCommand: SFAuthSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "accounts",
         abstract: "List the stored accounts and whether their tokens are usable.",
@@ -23,24 +22,19 @@ struct AccountsCommand: ParsableCommand {
     @Flag(help: "Print a JSON array instead of a table.")
     var json = false
 
-    func run() throws {
-        let environment = ProcessInfo.processInfo.environment
-        do throws(OAuthError) {
-            let store = try StoreSetup.existingAccounts()
-            let source = TokenSource(store: store, options: try TokenSource.Options(settings: SFAuthEnvironment.settings(environment)))
-            let accounts = try AccountSummary.list(store: store, tokenSource: source)
-            if json {
-                print(JSONOutput.render(AccountsJSON(accounts: accounts)))
-            } else if accounts.isEmpty {
-                StandardError.line("No accounts. Run `sfauth login` to add one.")
-            } else {
-                print(table(accounts))
-                for account in accounts where account.state == .unreadable {
-                    StandardError.line("\(account.file) cannot be read (\(account.problem ?? "unknown")); `sfauth logout --local-only \(account.identifier)` removes it.")
-                }
+    func run(in context: CommandContext) throws {
+        let store = try context.accountStore()
+        let source = TokenSource(store: store, options: try TokenSource.Options(settings: context.settings))
+        let accounts = try AccountSummary.list(store: store, tokenSource: source)
+        if json {
+            print(JSONOutput.render(AccountsJSON(accounts: accounts)))
+        } else if accounts.isEmpty {
+            StandardError.line("No accounts. Run `sfauth login` to add one.")
+        } else {
+            print(table(accounts))
+            for account in accounts where account.state == .unreadable {
+                StandardError.line("\(account.file) cannot be read (\(account.problem ?? "unknown")); `sfauth logout --local-only \(account.identifier)` removes it.")
             }
-        } catch {
-            throw CommandFailure(error)
         }
     }
 

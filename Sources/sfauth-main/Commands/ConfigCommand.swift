@@ -1,10 +1,9 @@
 import ArgumentParser
 import SFAuth
 import SFAuthCLI
-import FoundationEssentials
 
 /// `sfauth config`: shows the configuration `sfauth login` would use and where each value came from.
-struct ConfigCommand: ParsableCommand {
+struct ConfigCommand: SFAuthSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "config",
         abstract: "Show the configuration sfauth login would use, and where each value comes from.",
@@ -48,16 +47,11 @@ struct ConfigCommand: ParsableCommand {
     @Flag(help: "Print JSON: file, profile, settings and params, each value with its source.")
     var json = false
 
-    func run() throws {
-        let environment = ProcessInfo.processInfo.environment
-        let loaded: LoadedConfiguration
-        let signIn: [(name: String, value: String, source: String)]
-        do throws(OAuthError) {
-            loaded = try provider.load(environment: environment, reportingMissing: true)
-            signIn = try signInRows(loaded, environment: environment)
-        } catch {
-            throw CommandFailure(error)
-        }
+    func run(in context: CommandContext) throws {
+        let request = SignInRequest(provider, grants, session)
+        let loaded = try LoadedConfiguration.load(flags: request.flags, configPath: request.configPath, profileName: request.profile,
+                                                  settings: context.settings, reportingMissing: true)
+        let signIn = try signInRows(request, loaded, context: context)
         print(json ? jsonText(loaded, signIn: signIn) : table(loaded, signIn: signIn))
         if !loaded.resolved.missing.isEmpty {
             StandardError.line("sfauth login would stop here: \(loaded.resolved.missing.map(\.name).joined(separator: ", ")) \(loaded.resolved.missing.count == 1 ? "is" : "are") missing.")
@@ -66,37 +60,35 @@ struct ConfigCommand: ParsableCommand {
 
     /// How `login` would sign in with these options: the grant, the stored account (`--account`),
     /// where the refresh token would go, the browser and the wait.
-    private func signInRows(_ loaded: LoadedConfiguration, environment: [String: String]) throws(OAuthError)
+    private func signInRows(_ request: SignInRequest, _ loaded: LoadedConfiguration, context: CommandContext) throws(OAuthError)
         -> [(name: String, value: String, source: String)] {
         var rows: [(name: String, value: String, source: String)] = []
-        let chosen = grants.chosenGrants(jwtKeyFileGiven: provider.jwtKeyFile != nil)
-        if let flag = chosen.first {
-            rows.append(("grant", String(flag.dropFirst(2)), "flag \(flag)"))
+        if let flag = request.grant {
+            rows.append(("grant", String(flag.rawValue.dropFirst(2)), "flag \(flag.rawValue)"))
         } else if let keyFile = loaded.resolved.jwtKeyFile {
             rows.append(("grant", "jwt-key-file", "\(keyFile.source)"))
         } else {
             rows.append(("grant", "browser", "default"))
         }
-        if let account = session.account {
+        if let account = request.account {
             rows.append(("account", account, "flag --account: signs in again with that account's own server and recipe"))
         }
-        if session.force { rows.append(("force", "true", "flag --force: a fresh sign-in (prompt=login) to the default or --account account")) }
-        if let storage = session.storage {
+        if request.force { rows.append(("force", "true", "flag --force: a fresh sign-in (prompt=login) to the default or --account account")) }
+        if let storage = request.storage {
             rows.append(("storage", storage.rawValue, "flag --storage"))
         } else {
-            let settings = SFAuthEnvironment.settings(environment)
-            let mode = try settings.storageMode()
-            rows.append(("storage", mode.rawValue, settings.value("STORAGE").map { _ in "env \(settings.name("STORAGE"))" } ?? "default"))
+            let settings = context.settings
+            rows.append(("storage", try settings.storageMode().rawValue, settings.value("STORAGE").map { _ in "env \(settings.name("STORAGE"))" } ?? "default"))
         }
-        if session.noBrowser {
+        if request.noBrowser {
             rows.append(("browser", "(none: print the URL)", "flag --no-browser"))
-        } else if let command = session.browserCommand {
+        } else if let command = request.browserCommand {
             rows.append(("browser", command, "flag --browser-command"))
         } else if loaded.resolved.browser == nil {
-            rows.append(("browser", "xdg-open", environment["BROWSER"].map { "default (xdg-open honours $BROWSER=\($0))" } ?? "default"))
+            rows.append(("browser", "xdg-open", context.environment["BROWSER"].map { "default (xdg-open honours $BROWSER=\($0))" } ?? "default"))
         }
-        if let timeout = session.timeout { rows.append(("timeout", "\(timeout)", "flag --timeout")) }
-        if let alias = session.alias { rows.append(("alias", alias, "flag --alias")) }
+        if let timeout = request.timeout { rows.append(("timeout", "\(timeout)", "flag --timeout")) }
+        if let alias = request.alias { rows.append(("alias", alias, "flag --alias")) }
         return rows
     }
 

@@ -2,10 +2,9 @@ import ArgumentParser
 import SFAuth
 import SFAuthCLI
 import Glibc
-import FoundationEssentials
 
 /// `sfauth exec`: runs a command with an account's token in its environment.
-struct ExecCommand: AsyncParsableCommand {
+struct ExecCommand: SFAuthSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "exec",
         abstract: "Run a command with a valid access token in its environment (never in its arguments).",
@@ -35,25 +34,10 @@ struct ExecCommand: AsyncParsableCommand {
     /// The command without the `--` that separates it.
     private var arguments: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
 
-    func run() async throws {
-        var environment = ProcessInfo.processInfo.environment
-        let credentials: (token: String, instanceURL: String?, username: String?)
-        do throws(OAuthError) {
-            if let supplied = SFAuthEnvironment.suppliedToken(environment) {
-                credentials = (supplied.accessToken, supplied.instanceURL, nil)
-            } else {
-                let (store, source) = try AccountTokens.source(environment: environment)
-                let identifier = try AccountTokens.identifier(account, in: store)
-                let stored = try await source.credentials(account: identifier)
-                credentials = (stored.accessToken, stored.instanceURL, stored.username)
-            }
-        } catch {
-            throw CommandFailure(error)
-        }
-        environment = SFAuthEnvironment.forChild(environment)
-        environment["SF_ACCESS_TOKEN"] = credentials.token
-        environment["SF_INSTANCE_URL"] = credentials.instanceURL
-        environment["SF_USERNAME"] = credentials.username
+    func run(in context: CommandContext) async throws {
+        let token = try await context.accessToken(account: account)
+        var environment = context.childEnvironment
+        for (name, value) in TokenVariables.values(for: token) { environment[name] = value }
         Self.become(arguments, environment: environment)
     }
 

@@ -1,10 +1,9 @@
 import ArgumentParser
 import SFAuth
 import SFAuthCLI
-import FoundationEssentials
 
 /// `sfauth export --sfdx-url`: an account as an SFDX auth URL, for a CI secret.
-struct ExportCommand: AsyncParsableCommand {
+struct ExportCommand: SFAuthSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Print a Salesforce account as an SFDX auth URL (force://…), for CI secrets.",
@@ -31,23 +30,19 @@ struct ExportCommand: AsyncParsableCommand {
         if !sfdxUrl { throw ValidationError("Say what to export: --sfdx-url.") }
     }
 
-    func run() async throws {
-        do throws(OAuthError) {
-            let store = try StoreSetup.existingAccounts()
-            guard let credentials = try AccountTokens.stored(try AccountTokens.identifier(account, in: store), in: store) else {
-                throw OAuthError.loginRequired("Not signed in: no account is stored. Run `sfauth login` first.")
-            }
-            guard credentials.server.flavor == .salesforce else {
-                throw OAuthError.configuration("\(credentials.selectableName) is not a Salesforce account; an SFDX auth URL is for Salesforce orgs")
-            }
-            guard let refreshToken = try store.refreshToken(of: credentials) else {
-                throw OAuthError.configuration("\(credentials.selectableName) has no refresh token to export (sign in with the refresh_token scope)")
-            }
-            let instance = credentials.instanceURL ?? credentials.server.issuer ?? credentials.server.tokenEndpoint
-            StandardError.line("This URL holds the long-lived refresh token of \(credentials.displayLabel): keep it in a secret store only.")
-            print(SFDXAuthURL(clientId: credentials.clientId, clientSecret: nil, refreshToken: refreshToken, instanceURL: instance).text)
-        } catch {
-            throw CommandFailure(error)
+    func run(in context: CommandContext) throws {
+        let store = try context.accountStore()
+        guard let credentials = try store.credentials(of: try store.identifier(selectedBy: account)) else {
+            throw OAuthError.loginRequired("Not signed in: no account is stored. Run `sfauth login` first.")
         }
+        guard credentials.server.flavor == .salesforce else {
+            throw OAuthError.configuration("\(credentials.selectableName) is not a Salesforce account; an SFDX auth URL is for Salesforce orgs")
+        }
+        guard let refreshToken = try store.refreshToken(of: credentials) else {
+            throw OAuthError.configuration("\(credentials.selectableName) has no refresh token to export (sign in with the refresh_token scope)")
+        }
+        let instance = credentials.instanceURL ?? credentials.server.issuer ?? credentials.server.tokenEndpoint
+        StandardError.line("This URL holds the long-lived refresh token of \(credentials.displayLabel): keep it in a secret store only.")
+        print(SFDXAuthURL(clientId: credentials.clientId, clientSecret: nil, refreshToken: refreshToken, instanceURL: instance).text)
     }
 }

@@ -2,11 +2,10 @@ import ArgumentParser
 import SFAuth
 import SFAuthCLI
 import Glibc
-import FoundationEssentials
 
 /// `sfauth git-credential get|store|erase`: a git credential helper that answers with the account's
 /// access token as the password, for the hosts `sfauth setup-git` configured.
-struct GitCredentialCommand: AsyncParsableCommand {
+struct GitCredentialCommand: SFAuthSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "git-credential",
         abstract: "git credential helper: answer git's 'get' with the account's access token.",
@@ -41,52 +40,41 @@ struct GitCredentialCommand: AsyncParsableCommand {
         if host.isEmpty { throw ValidationError("Give the hosts to answer for with --host (sfauth setup-git writes them).") }
     }
 
-    func run() async throws {
-        let hosts: [GitCredential.Host]
-        do { hosts = try host.map { h throws(OAuthError) in try GitCredential.Host(parsing: h) } } catch { throw CommandFailure(error) }
+    func run(in context: CommandContext) async throws {
+        let hosts = try host.map { h throws(OAuthError) in try GitCredential.Host(parsing: h) }
         let attributes = GitCredential.Attributes(parsing: Self.readStandardInput())
         // Another host, or an operation of a newer git: nothing to say.
         guard hosts.contains(where: { $0.matches(attributes) }) else { return }
-        let environment = ProcessInfo.processInfo.environment
         switch operation {
         case "get":
-            let status = await Self.answer(account: account, environment: environment)
-            if status != .success { throw ExitCode(status.rawValue) }
+            print(try await Self.answer(account: account, in: context), terminator: "")
         case "erase":
-            await Self.renew(refused: attributes["password"], account: account, environment: environment)
+            await Self.renew(refused: attributes["password"], account: account, in: context)
         default:
             return  // store, and anything newer: the token is kept by sfauth already
         }
     }
 
-    /// Prints the answer to `get`, or one line on stderr and `quit=1`.
-    private static func answer(account: String?, environment: [String: String]) async -> ExitStatus {
-        if let supplied = SFAuthEnvironment.suppliedToken(environment) {
-            print(GitCredential.answer(username: "oauth2", password: supplied.accessToken, expiry: nil), terminator: "")
-            return .success
-        }
-        do throws(OAuthError) {
-            let (store, source) = try AccountTokens.source(environment: environment)
-            let credentials = try await source.credentials(account: try AccountTokens.identifier(account, in: store))
-            print(GitCredential.answer(username: credentials.username ?? "oauth2", password: credentials.accessToken,
-                                       expiry: credentials.expiry(assumedLifetime: source.assumedLifetime)), terminator: "")
-            return .success
+    /// The answer to `get`; when there is none, `quit=1` (so git stops instead of asking for a
+    /// password) and the failure.
+    private static func answer(account: String?, in context: CommandContext) async throws(CommandFailure) -> String {
+        do {
+            let token = try await context.accessToken(account: account)
+            return GitCredential.answer(username: token.username ?? "oauth2", password: token.accessToken, expiry: token.expiry)
         } catch {
             print(GitCredential.quit, terminator: "")
-            return AccountTokens.fail(error, context: "git needs a token")
+            throw CommandFailure(error, context: "git needs a token")
         }
     }
 
     /// After git's `erase`: renews the token when `refused` is the one stored now (a server refused it
     /// before its time); quietly does nothing otherwise, or when it cannot.
-    private static func renew(refused: String?, account: String?, environment: [String: String]) async {
-        guard let refused, SFAuthEnvironment.suppliedToken(environment) == nil else { return }
+    private static func renew(refused: String?, account: String?, in context: CommandContext) async {
+        guard let refused, context.settings.suppliedToken == nil else { return }
         do throws(OAuthError) {
-            let (store, source) = try AccountTokens.source(environment: environment)
-            let identifier = try AccountTokens.identifier(account, in: store)
-            let current = try AccountTokens.stored(identifier, in: store)
-            guard let current, current.accessToken == refused else { return }
-            _ = try await source.credentials(account: current.identifier, forceRefresh: true)
+            let accounts = try context.accounts()
+            guard let current = try accounts.store.credentials(of: try accounts.store.identifier(selectedBy: account)), current.accessToken == refused else { return }
+            _ = try await accounts.token(for: current.identifier, forceRefresh: true)
         } catch {
             return  // the next get says what to do
         }

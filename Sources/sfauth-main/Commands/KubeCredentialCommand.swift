@@ -1,12 +1,10 @@
 import ArgumentParser
 import SFAuth
 import SFAuthCLI
-import Glibc
-import FoundationEssentials
 
 /// `sfauth kube-credential`: a client-go exec credential plugin — prints an `ExecCredential` with
 /// the account's access token for kubectl (and anything else built on client-go).
-struct KubeCredentialCommand: AsyncParsableCommand {
+struct KubeCredentialCommand: SFAuthSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "kube-credential",
         abstract: "kubectl exec credential plugin: print an ExecCredential with the account's token.",
@@ -32,39 +30,28 @@ struct KubeCredentialCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The account: an alias, username, email or identifier. Default: the default account.", valueName: "account"))
     var account: String?
 
-    func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let status = await Self.printCredential(account: account, environment: environment)
-        if status != .success { throw ExitCode(status.rawValue) }
+    func run(in context: CommandContext) async throws {
+        let request = try ExecCredential.Request(environment: context.environment)
+        let token = try await Self.token(account: account, interactive: request.interactive ?? true, in: context)
+        print(ExecCredential.render(apiVersion: request.apiVersion, token: token.accessToken, expiry: token.expiry))
     }
 
-    private static func printCredential(account: String?, environment: [String: String]) async -> ExitStatus {
-        do throws(OAuthError) {
-            let request = try ExecCredential.Request(environment: environment)
-            if let supplied = SFAuthEnvironment.suppliedToken(environment) {
-                print(ExecCredential.render(apiVersion: request.apiVersion, token: supplied.accessToken, expiry: nil))
-                return .success
+    /// The account's token; when only a new sign-in helps and a person is there (kubectl's
+    /// `interactive`, and a terminal), after signing the account in again — one sign-in at a time.
+    private static func token(account: String?, interactive: Bool, in context: CommandContext) async throws(OAuthError) -> IssuedToken {
+        if let supplied = context.settings.suppliedToken { return IssuedToken(supplied) }
+        let accounts = try context.accounts()
+        let identifier = try accounts.store.identifier(selectedBy: account)
+        do {
+            return try await accounts.token(for: identifier)
+        } catch .loginRequired(let problem) {
+            guard interactive, InteractiveSignIn.terminalAvailable(), let stored = try accounts.store.credentials(of: identifier) else {
+                throw .loginRequired(problem)
             }
-            let (store, source) = try AccountTokens.source(environment: environment)
-            let identifier = try AccountTokens.identifier(account, in: store)
-            let credentials: OAuthCredentials
-            do {
-                credentials = try await source.credentials(account: identifier)
-            } catch .loginRequired(let message) {
-                // A sign-in only with a person there: kubectl's `interactive`, and a terminal.
-                guard request.interactive ?? true, InteractiveSignIn.terminalAvailable(),
-                      let stored = try AccountTokens.stored(identifier, in: store) else {
-                    throw .loginRequired(message)
-                }
-                credentials = try await InteractiveSignIn(store: store).withSignIn(of: stored) { () async throws(OAuthError) in
-                    try await source.credentials(account: stored.identifier)
-                }
+            let signIn = InteractiveSignIn(store: accounts.store, executablePath: context.executablePath)
+            return try await signIn.withSignIn(of: stored) { () async throws(OAuthError) in
+                try await accounts.token(for: stored.identifier)
             }
-            print(ExecCredential.render(apiVersion: request.apiVersion, token: credentials.accessToken,
-                                        expiry: credentials.expiry(assumedLifetime: source.assumedLifetime)))
-            return .success
-        } catch {
-            return AccountTokens.fail(error)
         }
     }
 }

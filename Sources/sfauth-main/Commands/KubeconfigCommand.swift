@@ -4,7 +4,7 @@ import SFAuthCLI
 
 /// `sfauth kubeconfig`: prints the kubeconfig `users[]` entry that makes kubectl get its tokens
 /// from `sfauth kube-credential`.
-struct KubeconfigCommand: ParsableCommand {
+struct KubeconfigCommand: SFAuthSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "kubeconfig",
         abstract: "Print the kubeconfig user entry (exec stanza) that runs sfauth kube-credential.",
@@ -27,14 +27,14 @@ struct KubeconfigCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Print a whole users[] item with this name.", valueName: "name"))
     var name: String?
 
-    func run() throws {
+    func run(in context: CommandContext) {
         let arguments = ["kube-credential"] + (account.map { ["--account", $0] } ?? [])
         if let name {
             print("- name: \(ExecCredential.yamlQuoted(name))")
             print("  user:")
-            print(ExecCredential.kubeconfigExecStanza(command: AccountTokens.executablePath, arguments: arguments, indent: 4))
+            print(ExecCredential.kubeconfigExecStanza(command: context.executablePath, arguments: arguments, indent: 4))
         } else {
-            print(ExecCredential.kubeconfigExecStanza(command: AccountTokens.executablePath, arguments: arguments))
+            print(ExecCredential.kubeconfigExecStanza(command: context.executablePath, arguments: arguments))
         }
     }
 }

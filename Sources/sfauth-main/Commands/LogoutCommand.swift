@@ -1,10 +1,9 @@
 import ArgumentParser
 import SFAuth
 import SFAuthCLI
-import FoundationEssentials
 
 /// `sfauth logout`: revokes an account's tokens at the server and forgets them here.
-struct LogoutCommand: AsyncParsableCommand {
+struct LogoutCommand: SFAuthSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "logout",
         abstract: "Revoke an account's tokens at the server and remove them from this machine.",
@@ -37,55 +36,60 @@ struct LogoutCommand: AsyncParsableCommand {
         if all && account != nil { throw ValidationError("Give an account or --all, not both.") }
     }
 
-    func run() async throws {
-        do throws(OAuthError) {
-            let store = try StoreSetup.existingAccounts()
-            let identifiers = try targets(in: store)
-            if identifiers.isEmpty {
-                StandardError.line("Not signed in; nothing to log out of.")
-                return
-            }
-            let defaultBefore = try? store.defaultIdentifier()
-            let environment = ProcessInfo.processInfo.environment
-            // A confidential client's secret authenticates the revocation (some servers refuse it
-            // otherwise) — only when one account is logged out: a secret is never sent to a server
-            // it may not belong to.
-            let secret = identifiers.count == 1 ? try SecretInput.clientSecret(file: nil, environment: environment) : nil
-            // Short timeouts: logging out must not hang on an unreachable server.
-            let revoker = TokenRevoker(httpClient: try HTTPSettings.client(environment: environment, connectTimeout: .seconds(5),
-                                                                           totalTimeout: .seconds(15)),
-                                       clientSecret: secret)
-            var unreadable = [String]()
-            let book = AccountBook(store: store)
-            for identifier in identifiers {
-                // A damaged file holds no token to revoke: it is forgotten only when asked to.
-                switch try await book.forget(identifier, revokingWith: localOnly ? nil : revoker, removingUnreadable: localOnly) {
-                case .notStored:
-                    continue
-                case .unreadableKept(let path, let problem):
-                    let reason = if case .storage(let detail) = problem { detail.text } else { "\(problem)" }
-                    StandardError.line("sfauth: \(path) cannot be read (\(reason)); `sfauth logout --local-only \(identifier)` removes it.")
-                    unreadable.append(identifier)
-                case .unreadableRemoved(let path):
-                    StandardError.line("Removed the unreadable account file \(path).")
-                case .forgotten(let credentials, let revocation):
-                    let outcome = revocation?.summary ?? "only removed from this machine (--local-only)"
-                    StandardError.line("Logged out of \(credentials.displayLabel): \(outcome).")
-                case .revokedButKept(let credentials, let revocation, let error):
-                    // Say what happened at the server first: the tokens may be dead already.
-                    StandardError.line("\(credentials.displayLabel) at the server: \(revocation.summary); but it could not be removed here.")
-                    throw error
-                }
-            }
-            if let next = try? store.defaultIdentifier(), next != defaultBefore, let credentials = try? store.load(identifier: next) {
-                StandardError.line("The default account is now \(credentials.displayLabel).")
-            }
-            if !unreadable.isEmpty {
-                throw OAuthError.storage("\(unreadable.count) account file\(unreadable.count == 1 ? "" : "s") could not be read and \(unreadable.count == 1 ? "was" : "were") kept")
-            }
-        } catch {
-            throw CommandFailure(error)
+    func run(in context: CommandContext) async throws {
+        let store = try context.accountStore()
+        let identifiers = try targets(in: store)
+        if identifiers.isEmpty {
+            StandardError.line("Not signed in; nothing to log out of.")
+            return
         }
+        let defaultBefore = try? store.defaultIdentifier()
+        let revoker = localOnly ? nil : try Self.revoker(forOneAccount: identifiers.count == 1, in: context)
+        var unreadable = 0
+        for identifier in identifiers {
+            // A damaged file holds no token to revoke: it is forgotten only when asked to.
+            let farewell = try await AccountBook(store: store).forget(identifier, revokingWith: revoker, removingUnreadable: localOnly)
+            if try !Self.report(farewell, of: identifier) { unreadable += 1 }
+        }
+        if let next = try? store.defaultIdentifier(), next != defaultBefore, let credentials = try? store.load(identifier: next) {
+            StandardError.line("The default account is now \(credentials.displayLabel).")
+        }
+        if unreadable > 0 {
+            throw OAuthError.storage("\(unreadable) account file\(unreadable == 1 ? "" : "s") could not be read and \(unreadable == 1 ? "was" : "were") kept")
+        }
+    }
+
+    /// Says what became of one account; `false` when its unreadable file was kept.
+    ///
+    /// - Throws: the error that kept an account whose tokens the server has revoked.
+    private static func report(_ farewell: AccountBook.Farewell, of identifier: String) throws(OAuthError) -> Bool {
+        switch farewell {
+        case .notStored:
+            return true
+        case .unreadableKept(let path, let problem):
+            let reason = if case .storage(let detail) = problem { detail.text } else { "\(problem)" }
+            StandardError.line("sfauth: \(path) cannot be read (\(reason)); `sfauth logout --local-only \(identifier)` removes it.")
+            return false
+        case .unreadableRemoved(let path):
+            StandardError.line("Removed the unreadable account file \(path).")
+        case .forgotten(let credentials, let revocation):
+            let outcome = revocation?.summary ?? "only removed from this machine (--local-only)"
+            StandardError.line("Logged out of \(credentials.displayLabel): \(outcome).")
+        case .revokedButKept(let credentials, let revocation, let error):
+            // Say what happened at the server first: the tokens may be dead already.
+            StandardError.line("\(credentials.displayLabel) at the server: \(revocation.summary); but it could not be removed here.")
+            throw error
+        }
+        return true
+    }
+
+    /// The revoker: short timeouts, since logging out must not hang on an unreachable server. A
+    /// confidential client's secret authenticates the revocation (some servers refuse it
+    /// otherwise) — only when one account is logged out: a secret is never sent to a server it may
+    /// not belong to.
+    private static func revoker(forOneAccount: Bool, in context: CommandContext) throws(OAuthError) -> TokenRevoker {
+        TokenRevoker(httpClient: try context.httpClient(connectTimeout: .seconds(5), totalTimeout: .seconds(15)),
+                     clientSecret: forOneAccount ? context.clientSecret : nil)
     }
 
     private func targets(in store: FileCredentialStore) throws(OAuthError) -> [String] {

@@ -4,7 +4,7 @@ import SFAuthCLI
 import FoundationEssentials
 
 /// `sfauth request`: an authenticated HTTP request with an account's token, like `gh api`.
-struct RequestCommand: AsyncParsableCommand {
+struct RequestCommand: SFAuthSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "request",
         abstract: "Send an HTTP request with an account's token; the response body goes to standard output.",
@@ -55,46 +55,36 @@ struct RequestCommand: AsyncParsableCommand {
         if let bad = headers.first(where: { !$0.contains(":") }) { throw ValidationError("--header takes 'Name: value', not '\(bad)'.") }
     }
 
-    /// The documented statuses beyond the common ones.
-    enum ResponseStatus: Int32 {
-        case clientError = 7
-        case serverError = 8
+    func run(in context: CommandContext) async throws {
+        let accounts = try context.accounts()
+        let requester = AuthorizedRequester(tokenSource: accounts.source, httpClient: try context.httpClient())
+        let identifier = try accounts.store.identifier(selectedBy: account)
+        let body = try readBody()
+        let method = self.method?.uppercased() ?? (body.isEmpty ? "GET" : "POST")
+        let (response, _) = try await requester.send(account: identifier) { credentials throws(OAuthError) in
+            // The URL is known once the account is: a path goes to its instance, and only to its own hosts.
+            let url = try APITarget.url(for: target, base: credentials.instanceURL)
+            try APITarget.requireAllowed(url, allowedHosts: APITarget.ownHosts(of: credentials) + allowHost)
+            return HTTPRequest(method: method, url: url, headers: headerFields, body: body)
+        }
+        if include {
+            var head = "HTTP \(response.status)\n"
+            for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\n" }
+            StandardOutput.write(Array((head + "\n").utf8))
+        }
+        StandardOutput.write(response.body)
+        switch response.status {
+        case 400..<500: throw CommandFailure(silently: .httpClientError)
+        case 500...: throw CommandFailure(silently: .httpServerError)
+        default: return
+        }
     }
 
-    func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        let status: Int
-        do throws(OAuthError) {
-            let (store, source) = try AccountTokens.source(environment: environment)
-            let httpClient = try HTTPSettings.client(environment: environment)
-            let identifier = try AccountTokens.identifier(account, in: store)
-            let body = try readBody()
-            let fields = headers.map { header -> (name: String, value: String) in
-                let parts = header.split(separator: ":", maxSplits: 1)
-                return (String(parts[0]).trimmingSpaces, parts.count > 1 ? String(parts[1]).trimmingSpaces : "")
-            }
-            let method = self.method?.uppercased() ?? (body.isEmpty ? "GET" : "POST")
-            let requester = AuthorizedRequester(tokenSource: source, httpClient: httpClient)
-            let (response, _) = try await requester.send(account: identifier) { credentials throws(OAuthError) in
-                // The URL is known once the account is: a path goes to its instance, and only to its own hosts.
-                let url = try APITarget.url(for: target, base: credentials.instanceURL)
-                try APITarget.requireAllowed(url, allowedHosts: APITarget.ownHosts(of: credentials) + allowHost)
-                return HTTPRequest(method: method, url: url, headers: fields, body: body)
-            }
-            if include {
-                var head = "HTTP \(response.status)\n"
-                for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\n" }
-                StandardOutput.write(Array((head + "\n").utf8))
-            }
-            StandardOutput.write(response.body)
-            status = response.status
-        } catch {
-            throw CommandFailure(error)
-        }
-        switch status {
-        case 400..<500: throw ExitCode(ResponseStatus.clientError.rawValue)
-        case 500...: throw ExitCode(ResponseStatus.serverError.rawValue)
-        default: return
+    /// The `--header` values as name and value.
+    private var headerFields: [(name: String, value: String)] {
+        headers.map { header in
+            let parts = header.split(separator: ":", maxSplits: 1)
+            return (String(parts[0]).trimmingSpaces, parts.count > 1 ? String(parts[1]).trimmingSpaces : "")
         }
     }
 

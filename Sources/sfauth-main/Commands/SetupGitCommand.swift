@@ -3,7 +3,7 @@ import SFAuth
 import SFAuthCLI
 
 /// `sfauth setup-git`: configures git to get passwords for a host from `sfauth git-credential`.
-struct SetupGitCommand: ParsableCommand {
+struct SetupGitCommand: SFAuthSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "setup-git",
         abstract: "Configure git to use sfauth's access token as the password for a host.",
@@ -34,11 +34,10 @@ struct SetupGitCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write this git config file instead of the global one.", valueName: "path"))
     var file: String?
 
-    func run() throws {
-        let target: GitCredential.Host
-        do { target = try GitCredential.Host(parsing: host, defaultScheme: scheme) } catch { throw CommandFailure(error) }
+    func run(in context: CommandContext) throws {
+        let target = try GitCredential.Host(parsing: host, defaultScheme: scheme)
         let helper = GitCredential.helperValue(
-            executable: AccountTokens.executablePath,
+            executable: context.executablePath,
             arguments: ["git-credential"] + (account.map { ["--account", $0] } ?? []) + ["--host", target.url])
         let key = "credential.\(target.url).helper"
         let scope = file.map { ["--file", $0] } ?? ["--global"]

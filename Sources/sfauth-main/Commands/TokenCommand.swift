@@ -1,10 +1,9 @@
 import ArgumentParser
 import SFAuth
 import SFAuthCLI
-import FoundationEssentials
 
 /// `sfauth token`: prints a usable access token for scripts, refreshing it when needed.
-struct TokenCommand: AsyncParsableCommand {
+struct TokenCommand: SFAuthSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract: "Print a valid access token (and nothing else) on standard output.",
@@ -42,32 +41,8 @@ struct TokenCommand: AsyncParsableCommand {
         if json && env { throw ValidationError("Give --json or --env, not both.") }
     }
 
-    func run() async throws {
+    func run(in context: CommandContext) async throws {
         let output: TokenOutput = json ? .json : env ? .shell : .bare
-        let status = await Self.printToken(account: account, forceRefresh: refresh, output: output,
-                                           environment: ProcessInfo.processInfo.environment)
-        if status != .success { throw ExitCode(status.rawValue) }
-    }
-
-    /// Prints the token on stdout, or one line on stderr; returns the exit status.
-    private static func printToken(account: String?, forceRefresh: Bool, output: TokenOutput,
-                                   environment: [String: String]) async -> ExitStatus {
-        if let status = printSuppliedToken(output: output, environment: environment) { return status }
-        do throws(OAuthError) {
-            let (store, source) = try AccountTokens.source(environment: environment)
-            let identifier = try AccountTokens.identifier(account, in: store)
-            let credentials = try await source.credentials(account: identifier, forceRefresh: forceRefresh)
-            print(output.render(credentials, expiry: credentials.expiry(assumedLifetime: source.assumedLifetime)))
-            return .success
-        } catch {
-            return AccountTokens.fail(error)
-        }
-    }
-
-    /// Prints `SFAUTH_ACCESS_TOKEN` when it is set (it wins over anything stored); `nil` when it is not.
-    private static func printSuppliedToken(output: TokenOutput, environment: [String: String]) -> ExitStatus? {
-        guard let supplied = SFAuthEnvironment.suppliedToken(environment) else { return nil }
-        print(output.render(accessToken: supplied.accessToken, instanceURL: supplied.instanceURL))
-        return .success
+        print(output.render(try await context.accessToken(account: account, forceRefresh: refresh)))
     }
 }

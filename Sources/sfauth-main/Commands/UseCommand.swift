@@ -1,10 +1,9 @@
 import ArgumentParser
 import SFAuth
 import SFAuthCLI
-import FoundationEssentials
 
 /// `sfauth use`: selects the default account.
-struct UseCommand: ParsableCommand {
+struct UseCommand: SFAuthSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "use",
         abstract: "Make an account the default (for sfauth token and logout).",
@@ -18,15 +17,11 @@ struct UseCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("Alias, username, email or identifier (see sfauth accounts).", valueName: "account"))
     var account: String
 
-    func run() throws {
-        do throws(OAuthError) {
-            let store = try StoreSetup.existingAccounts()
-            let identifier = try AccountResolver(store: store).identifier(for: account)
-            try store.setDefault(identifier)
-            let label = (try store.load(identifier: identifier))?.displayLabel ?? identifier
-            StandardError.line("The default account is now \(label).")
-        } catch {
-            throw CommandFailure(error)
-        }
+    func run(in context: CommandContext) throws {
+        let store = try context.accountStore()
+        let identifier = try AccountResolver(store: store).identifier(for: account)
+        try store.setDefault(identifier)
+        let label = (try store.load(identifier: identifier))?.displayLabel ?? identifier
+        StandardError.line("The default account is now \(label).")
     }
 }

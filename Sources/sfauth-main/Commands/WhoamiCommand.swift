@@ -1,10 +1,9 @@
 import ArgumentParser
 import SFAuth
 import SFAuthCLI
-import FoundationEssentials
 
 /// `sfauth whoami`: shows who an account belongs to.
-struct WhoamiCommand: ParsableCommand {
+struct WhoamiCommand: SFAuthSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "whoami",
         abstract: "Show who the default (or given) account belongs to.",
@@ -32,30 +31,24 @@ struct WhoamiCommand: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
-    func run() throws {
-        do throws(OAuthError) {
-            let store = try StoreSetup.existingAccounts()
-            let name = account ?? accountOption
-            let identifier = if let name { try AccountResolver(store: store).identifier(for: name) } else { try store.defaultIdentifier() }
-            guard let identifier, let credentials = try store.load(identifier: identifier) else {
-                throw OAuthError.loginRequired("Not signed in. Run `sfauth login` first.")
-            }
-            let fields: [(String, String?)] = [
-                ("username", credentials.username), ("name", credentials.displayName), ("email", credentials.email),
-                ("user_id", credentials.userId), ("organization_id", credentials.organizationId),
-                ("instance_url", credentials.instanceURL), ("server", credentials.server.issuer ?? credentials.server.tokenEndpoint),
-                ("alias", credentials.alias), ("account", credentials.identifier),
-            ]
-            if json {
-                var object = Dictionary(uniqueKeysWithValues: fields.map { ($0.0, $0.1.map(JSONValue.string) ?? .null) })
-                object["version"] = .number(1)
-                print(JSONOutput.render(object))
-            } else {
-                let width = fields.map(\.0.count).max() ?? 0
-                print(fields.compactMap { name, value in value.map { "\(name.padding(toLength: width))  \($0.terminalSafe)" } }.joined(separator: "\n"))
-            }
-        } catch {
-            throw CommandFailure(error)
+    func run(in context: CommandContext) throws {
+        let store = try context.accountStore()
+        guard let credentials = try store.credentials(of: try store.identifier(selectedBy: account ?? accountOption)) else {
+            throw OAuthError.loginRequired("Not signed in. Run `sfauth login` first.")
+        }
+        let fields: [(String, String?)] = [
+            ("username", credentials.username), ("name", credentials.displayName), ("email", credentials.email),
+            ("user_id", credentials.userId), ("organization_id", credentials.organizationId),
+            ("instance_url", credentials.instanceURL), ("server", credentials.server.issuer ?? credentials.server.tokenEndpoint),
+            ("alias", credentials.alias), ("account", credentials.identifier),
+        ]
+        if json {
+            var object = Dictionary(uniqueKeysWithValues: fields.map { ($0.0, $0.1.map(JSONValue.string) ?? .null) })
+            object["version"] = .number(1)
+            print(JSONOutput.render(object))
+        } else {
+            let width = fields.map(\.0.count).max() ?? 0
+            print(fields.compactMap { name, value in value.map { "\(name.padding(toLength: width))  \($0.terminalSafe)" } }.joined(separator: "\n"))
         }
     }
 }

@@ -20,57 +20,30 @@ struct ProviderOptions: ParsableArguments {
     @OptionGroup(title: "User and key (password and JWT bearer grants)")
     var grantSettings: GrantSettingOptions
 
-    // The values by name, for the code below and the commands.
-    var config: String? { file.config }
-    var profile: String? { file.profile }
-    var preset: String? { server.preset }
-    var sandbox: Bool { server.sandbox }
-    var instanceURL: String? { server.instanceURL }
-    var issuer: String? { server.issuer }
-    var authorizeURL: String? { server.authorizeURL }
-    var tokenURL: String? { server.tokenURL }
-    var revokeURL: String? { server.revokeURL }
-    var userinfoURL: String? { server.userinfoURL }
-    var deviceAuthorizationURL: String? { server.deviceAuthorizationURL }
-    var clientId: String? { client.clientId }
-    var scopes: [String] { client.scopes }
-    var loginHint: String? { client.loginHint }
-    var parameters: [String] { client.parameters }
-    var port: UInt16? { redirect.port }
-    var callbackPath: String? { redirect.callbackPath }
-    var callbackHost: String? { redirect.callbackHost }
-    var username: String? { grantSettings.username }
-    var jwtKeyFile: String? { grantSettings.jwtKeyFile }
-    var audience: String? { grantSettings.audience }
-
     func validate() throws {
-        if sandbox && preset != nil { throw ValidationError("Give --sandbox or --preset, not both.") }
-        if let bad = parameters.first(where: { !$0.contains("=") || $0.hasPrefix("=") }) {
+        if server.sandbox && server.preset != nil { throw ValidationError("Give --sandbox or --preset, not both.") }
+        if let bad = client.parameters.first(where: { !$0.contains("=") || $0.hasPrefix("=") }) {
             throw ValidationError("--param takes name=value, not '\(bad)'.")
         }
-    }
-
-    /// The configuration for these flags, the environment and the configuration file.
-    func load(environment: [String: String], reportingMissing: Bool = false) throws(OAuthError) -> LoadedConfiguration {
-        try LoadedConfiguration.load(flags: layer, configPath: config, profileName: profile, environment: environment,
-                                     reportingMissing: reportingMissing)
     }
 
     /// The settings given on the command line, each with its flag as the source.
     var layer: ConfigurationLayer {
         var layer = ConfigurationLayer()
-        if sandbox { layer.set(.preset, .text("salesforce-sandbox"), from: .flag("--sandbox")) }
+        if server.sandbox { layer.set(.preset, .text(ProviderPreset.salesforceSandbox.name), from: .flag("--sandbox")) }
         let texts: [(ConfigurationKey, String?)] = [
-            (.preset, preset), (.instanceURL, instanceURL), (.issuer, issuer), (.authorizeURL, authorizeURL), (.tokenURL, tokenURL),
-            (.revokeURL, revokeURL), (.userinfoURL, userinfoURL), (.deviceAuthorizationURL, deviceAuthorizationURL), (.clientId, clientId), (.callbackHost, callbackHost),
-            (.callbackPath, callbackPath), (.loginHint, loginHint), (.username, username), (.jwtKeyFile, jwtKeyFile), (.audience, audience),
+            (.preset, server.preset), (.instanceURL, server.instanceURL), (.issuer, server.issuer), (.authorizeURL, server.authorizeURL),
+            (.tokenURL, server.tokenURL), (.revokeURL, server.revokeURL), (.userinfoURL, server.userinfoURL),
+            (.deviceAuthorizationURL, server.deviceAuthorizationURL), (.clientId, client.clientId), (.callbackHost, redirect.callbackHost),
+            (.callbackPath, redirect.callbackPath), (.loginHint, client.loginHint), (.username, grantSettings.username),
+            (.jwtKeyFile, grantSettings.jwtKeyFile), (.audience, grantSettings.audience),
         ]
         for case let (key, value?) in texts {
             layer.set(key, .text(value), from: .flag(key.commandLineFlag ?? "--" + key.rawValue))
         }
-        if !scopes.isEmpty { layer.set(.scopes, .words(scopes.flatMap(SettingValue.splitWords)), from: .flag("--scope")) }
-        if let port { layer.set(.callbackPort, .port(port), from: .flag("--port")) }
-        for parameter in parameters {
+        if !client.scopes.isEmpty { layer.set(.scopes, .words(client.scopes.flatMap(SettingValue.splitWords)), from: .flag("--scope")) }
+        if let port = redirect.port { layer.set(.callbackPort, .port(port), from: .flag("--port")) }
+        for parameter in client.parameters {
             let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             layer.addParameter(name: String(parts[0]), value: String(parts[1]), from: .flag("--param"))
         }

@@ -36,3 +36,27 @@ struct SessionOptions: ParsableArguments {
     @Flag(help: "Sign in again to the default (or --account) account, making the server ask for a fresh sign-in (prompt=login); its old tokens are revoked once the new sign-in succeeded.")
     var force = false
 }
+
+extension StorageMode: ExpressibleByArgument {}
+
+extension SignInRequest {
+    /// The request `sfauth login` (or its dry run, `sfauth config`) was given.
+    init(_ provider: ProviderOptions, _ grants: GrantOptions, _ session: SessionOptions) {
+        self.init()
+        flags = provider.layer
+        configPath = provider.file.config
+        profile = provider.file.profile
+        grant = grants.chosen(jwtKeyFileGiven: provider.grantSettings.jwtKeyFile != nil).first
+        clientSecretFile = grants.clientSecretFile
+        sfdxURLFile = grants.sfdxUrlFile
+        browserCommand = session.browserCommand
+        noBrowser = session.noBrowser
+        paste = session.paste
+        timeout = session.timeout
+        alias = session.alias
+        storage = session.storage
+        account = session.account
+        verbose = session.verbose
+        force = session.force
+    }
+}

@@ -9,6 +9,8 @@ import Glibc
 struct InteractiveSignIn {
     /// The store the account lives in (its directory holds the lock).
     let store: FileCredentialStore
+    /// The `sfauth` to run `login` with.
+    let executablePath: String
 
     /// Whether a person can answer here: the caller allows it and a terminal is attached (standard
     /// input, or `/dev/tty`).
@@ -40,7 +42,7 @@ struct InteractiveSignIn {
             // too (one cancelled sign-in must not become one browser tab per waiting caller).
             let again = "run `\(SFAuthWords.signInCommand(for: account))`"
             if another { throw .loginRequired("the sign-in of \(account.displayLabel) that another sfauth process started did not complete; \(again)") }
-            guard Self.runLogin(account: account.selectableName) == 0 else {
+            guard runLogin(account: account.selectableName) == 0 else {
                 throw .loginRequired("the sign-in of \(account.displayLabel) did not complete; \(again)")
             }
             return try await body()
@@ -56,7 +58,7 @@ struct InteractiveSignIn {
     }
 
     /// Runs `sfauth login --account NAME` with stdin and stderr inherited and stdout on stderr.
-    private static func runLogin(account: String) -> Int32 {
-        ChildCommand.run([AccountTokens.executablePath, "login", "--account", account], stdoutToStderr: true)
+    private func runLogin(account: String) -> Int32 {
+        ChildCommand.run([executablePath, "login", "--account", account], stdoutToStderr: true)
     }
 }

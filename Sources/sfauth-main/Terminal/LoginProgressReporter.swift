@@ -9,7 +9,7 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
     private let store: FileCredentialStore
     private let timeoutSeconds: Int
     private let acceptsPaste: Bool
-    private let environment: [String: String]
+    private let session: TerminalSession
     private let keyringNotice: String?
     private let verbose: Bool
     private let redirectURI = Mutex<String?>(nil)
@@ -18,12 +18,12 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
     ///   - keyringNotice: why no keyring could be used, shown once per store after a sign-in that
     ///     actually kept a refresh token in a file.
     ///   - verbose: also say where the credentials were saved.
-    init(store: FileCredentialStore, timeoutSeconds: Int, acceptsPaste: Bool, environment: [String: String] = [:],
+    init(store: FileCredentialStore, timeoutSeconds: Int, acceptsPaste: Bool, session: TerminalSession,
          keyringNotice: String? = nil, verbose: Bool = false) {
         self.store = store
         self.timeoutSeconds = timeoutSeconds
         self.acceptsPaste = acceptsPaste
-        self.environment = environment
+        self.session = session
         self.keyringNotice = keyringNotice
         self.verbose = verbose
     }
@@ -36,7 +36,7 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
             say("Opening your browser to sign in at \(host)…")
             // WSL's Windows browser may open behind other windows, or not at all: the URL is printed too.
             if (launcher as? SystemBrowserLauncher)?.isWSL == true { say("If it does not open, open this URL:\n\n    \(url)\n") }
-        } else if Self.isRemoteWithoutDisplay(environment) {
+        } else if session.isRemoteWithoutDisplay {
             say("Not opening a browser: this is an SSH session without a forwarded display.")
         }
         say("Waiting for the sign-in (redirect to \(redirectURI); times out in \(formatDuration(timeoutSeconds)); press Ctrl-C to cancel).")
@@ -49,11 +49,11 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
                           reason: BrowserNotOpenedReason, info: AuthInfo) {
         if case .launchFailed(let message) = reason {
             say("Could not open a browser: \(message) (or give --browser-command)"
-                + (Self.hasDisplay(environment) ? "" : " (no display here: DISPLAY and WAYLAND_DISPLAY are unset)."))
+                + (session.hasDisplay ? "" : " (no display here: DISPLAY and WAYLAND_DISPLAY are unset)."))
         }
         say("Open this URL in a browser to sign in:\n\n    \(url)\n")
         if let redirectURI = redirectURI.withLock({ $0 }), let port = EndpointURL.parts(of: redirectURI)?.port {
-            let remote = environment["SSH_CONNECTION"] != nil ? "You are connected over SSH: " : ""
+            let remote = session.isSSH ? "You are connected over SSH: " : ""
             say("\(remote)if the browser runs on another machine, forward the port first, e.g. `ssh -L \(port):localhost:\(port) <this host>`, and this login completes by itself.")
         }
         if acceptsPaste {
@@ -109,16 +109,6 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
         guard !FileManager.default.fileExists(atPath: marker) else { return }
         say(notice)
         _ = FileManager.default.createFile(atPath: marker, contents: Data(), attributes: [.posixPermissions: 0o600])
-    }
-
-    /// An SSH session with no forwarded display: a browser started here would show nowhere.
-    static func isRemoteWithoutDisplay(_ environment: [String: String]) -> Bool {
-        (environment["SSH_CONNECTION"] ?? environment["SSH_TTY"]).map { !$0.isEmpty } == true && !hasDisplay(environment)
-    }
-
-    /// Whether a graphical browser could be shown here (X11 or Wayland).
-    static func hasDisplay(_ environment: [String: String]) -> Bool {
-        !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
     }
 
     private func say(_ line: String) {

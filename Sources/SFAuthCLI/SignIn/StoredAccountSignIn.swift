@@ -1,5 +1,4 @@
 import SFAuth
-import SFAuthCLI
 
 /// Signing in again to a stored account the way it was signed in (`login --account NAME`, and
 /// `login --force`): its own server, client, scopes, redirect and grant, from its `SignInRecipe`.
@@ -9,9 +8,6 @@ struct StoredAccountSignIn {
     /// The account signed in again.
     let credentials: OAuthCredentials
 
-    /// The server: the account's own endpoints, as stored.
-    var server: AuthorizationServer { credentials.server }
-
     /// Refuses options that name a server other than the account's.
     ///
     /// - Parameters:
@@ -19,6 +15,7 @@ struct StoredAccountSignIn {
     ///   - resolved: what those flags (with the environment and profile) resolve to.
     func requireSameServer(flags: ConfigurationLayer, resolved: () throws(OAuthError) -> ServerSelection) throws(OAuthError) {
         guard flags.values.keys.contains(where: { $0.role == .choosesServer }) else { return }
+        let server = credentials.server
         let named = try resolved()
         let same: Bool
         switch named {
@@ -38,25 +35,24 @@ struct StoredAccountSignIn {
         return client
     }
 
-    /// The grant the account was signed in with (`nil`: the browser). A password is asked again;
-    /// a JWT bearer account signs with its key file.
-    func grant(password: (String) throws(OAuthError) -> String) async throws(OAuthError) -> Grant? {
+    /// The grant the account was signed in with. A password will be asked again; a JWT bearer
+    /// account signs with its recorded key file.
+    func grantPlan() throws(OAuthError) -> SignInPlan.GrantPlan {
         let recipe = credentials.signInRecipe
         switch recipe.grant {
-        case .browser, .refresh: return nil
+        case .browser, .refresh: return .browser
         case .deviceCode: return .deviceCode
         case .clientCredentials: return .clientCredentials
         case .password:
             guard let username = recipe.username else {
                 throw .configuration("\(credentials.selectableName) was signed in with a password, but its username is not recorded; give --password --username NAME")
             }
-            return .password(username: username, password: try password(username))
+            return .password(username: username)
         case .jwtBearer:
             guard let renewal = credentials.jwtBearerRenewal else {
                 throw .configuration("\(credentials.selectableName) was signed in with a JWT assertion, but its key file is not recorded; give --jwt-key-file")
             }
-            let signer = try await JWTAssertionSigner(privateKeyFile: renewal.keyFile, keyID: renewal.keyID)
-            return .jwtBearer(username: renewal.subject, signer: signer, audience: renewal.audience)
+            return .jwtBearer(keyFile: renewal.keyFile, keyID: renewal.keyID, username: renewal.subject, audience: renewal.audience)
         }
     }
 }

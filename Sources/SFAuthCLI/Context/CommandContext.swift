@@ -1,0 +1,130 @@
+import FoundationEssentials
+import Glibc
+import SFAuth
+
+/// Everything a command takes from the process it runs in, gathered once by the program's entry
+/// point and handed to the command that runs: sfauth's environment variables, what the terminal
+/// session is like, and the path people run sfauth by. From these it makes what the commands share
+/// — the credential store, the HTTP client, the token source, a child's environment, the client
+/// secret — each when a command asks for it, so that a command fails only on the variables it
+/// actually uses. No command reads `ProcessInfo` or passes the raw environment around.
+///
+/// (After gh's `LoginOptions{IO, HttpClient, Config, Browser}`, handed to `loginRun(opts)`.)
+package struct CommandContext: Sendable {
+    /// sfauth's variables (`SFAUTH_*`) and the rest of the environment they come from.
+    package let settings: EnvironmentSettings
+    /// What kind of session this is: a display, SSH, WSL, a terminal on standard input.
+    package let session: TerminalSession
+    /// The absolute path of the `sfauth` people run, which kubeconfig and git configuration should
+    /// call (see `ExecutablePath`).
+    package let executablePath: String
+
+    /// A context for `environment`.
+    ///
+    /// - Parameters:
+    ///   - environment: the process environment.
+    ///   - session: the terminal session. Default: read from `environment` and this process.
+    ///   - executablePath: the path people run sfauth by. Default: `ExecutablePath.current()`.
+    package init(environment: [String: String], session: TerminalSession? = nil, executablePath: String? = nil) {
+        settings = EnvironmentSettings(app: .sfauth, environment: environment)
+        self.session = session ?? TerminalSession(environment: environment)
+        self.executablePath = executablePath ?? ExecutablePath.current()
+    }
+
+    /// The process environment, for the few readers of other programs' variables (`BROWSER`,
+    /// `KUBERNETES_EXEC_INFO`, proxies, `PATH`).
+    package var environment: [String: String] { settings.environment }
+
+    // MARK: - Storage
+
+    /// The credential store of the stored accounts (every command but `login`): accounts keep their
+    /// refresh tokens where they are, and the keyring is contacted only when one is needed.
+    /// (`SFAUTH_STORAGE`, `SFAUTH_HOME`.)
+    package func accountStore() throws(OAuthError) -> FileCredentialStore {
+        try settings.storageMode().store(directory: try settings.credentialsDirectory(app: .sfauth), signingIn: false).store
+    }
+
+    /// The store a new sign-in keeps its credentials in, with `storage` (`--storage`) over
+    /// `SFAUTH_STORAGE`; `notice` says why no keyring could be used when `auto` fell back to files.
+    package func signInStore(storage: StorageMode?) throws(OAuthError) -> (store: FileCredentialStore, notice: String?) {
+        let mode = if let storage { storage } else { try settings.storageMode() }
+        return try mode.store(directory: try settings.credentialsDirectory(app: .sfauth), signingIn: true)
+    }
+
+    // MARK: - Network
+
+    /// The HTTP client with sfauth's limits, which `SFAUTH_HTTP_TIMEOUT` (seconds for a whole request;
+    /// the connection gets at most that) shortens or lengthens — for slow networks, and for scripts
+    /// that would rather fail fast than wait half a minute.
+    package func httpClient(connectTimeout: Duration = .seconds(10), totalTimeout: Duration = .seconds(30)) throws(OAuthError) -> CurlHTTPClient {
+        var options = CurlHTTPClient.Options(connectTimeout: connectTimeout, totalTimeout: totalTimeout)
+        if let seconds = try settings.httpTimeout() {
+            options.totalTimeout = .milliseconds(Int64(seconds * 1000))
+            options.connectTimeout = min(options.connectTimeout, options.totalTimeout)
+        }
+        return CurlHTTPClient(options: options)
+    }
+
+    // MARK: - Tokens
+
+    /// The accounts and the token source over them, as `SFAUTH_STORAGE`, `SFAUTH_HOME`,
+    /// `SFAUTH_HTTP_TIMEOUT`, `SFAUTH_TOKEN_LEEWAY`, `SFAUTH_ASSUMED_TOKEN_LIFETIME` and
+    /// `SFAUTH_CLIENT_SECRET` say.
+    package func accounts() throws(OAuthError) -> StoredAccounts {
+        let store = try accountStore()
+        let source = TokenSource(store: store, httpClient: try httpClient(), options: try TokenSource.Options(settings: settings))
+        return StoredAccounts(store: store, source: source)
+    }
+
+    /// A usable access token for `account` (`nil`: the default account): `SFAUTH_ACCESS_TOKEN` when
+    /// it is set, else the account's stored token, renewed first when needed.
+    ///
+    /// - Parameters:
+    ///   - account: what the user typed after `--account`: alias, username, email or identifier.
+    ///   - forceRefresh: renew even if the stored token looks valid.
+    package func accessToken(account: String?, forceRefresh: Bool = false) async throws(OAuthError) -> IssuedToken {
+        if let supplied = settings.suppliedToken { return IssuedToken(supplied) }
+        let accounts = try accounts()
+        return try await accounts.token(for: try accounts.store.identifier(selectedBy: account), forceRefresh: forceRefresh)
+    }
+
+    /// The client secret of a confidential client (`SFAUTH_CLIENT_SECRET`); never stored.
+    package var clientSecret: String? { settings.clientSecret }
+
+    /// The environment for a child process (the browser, `sfauth exec`'s command): without the
+    /// client secret, a supplied access token, and the token `sfauth token --env` exports.
+    package var childEnvironment: [String: String] {
+        ChildEnvironment.without(settings.secretVariables + [TokenVariables.accessToken], in: environment)
+    }
+}
+
+/// The stored accounts and the token source over them: what every command that hands out a
+/// token shares (`token`, `exec`, `request`, `export`, `kube-credential`, `git-credential`).
+package struct StoredAccounts: Sendable {
+    /// The credential store.
+    package let store: FileCredentialStore
+    /// Reuse → refresh, one refresh per account across processes.
+    package let source: TokenSource
+
+    /// A usable token of `identifier` (`nil`: the default account), renewed first when needed.
+    package func token(for identifier: String?, forceRefresh: Bool = false) async throws(OAuthError) -> IssuedToken {
+        let credentials = try await source.credentials(account: identifier, forceRefresh: forceRefresh)
+        return IssuedToken(credentials, assumedLifetime: source.assumedLifetime)
+    }
+}
+
+extension FileCredentialStore {
+    /// The identifier of the account `name` selects — what the user typed after `--account`:
+    /// alias, username, email or identifier (see `AccountResolver`); `nil` for no name (the default
+    /// account).
+    package func identifier(selectedBy name: String?) throws(OAuthError) -> String? {
+        guard let name else { return nil }
+        return try AccountResolver(store: self).identifier(for: name)
+    }
+
+    /// The stored credentials of `identifier` (`nil`: the default account), as they are.
+    package func credentials(of identifier: String?) throws(OAuthError) -> OAuthCredentials? {
+        if let identifier { return try load(identifier: identifier) }
+        return try loadDefault()
+    }
+}

@@ -1,0 +1,75 @@
+import SFAuth
+
+/// What `sfauth doctor` found on this machine, before any verdict: gathered by the program (files,
+/// sockets, the keyring, one request for the server's clock), judged by `DoctorCheck.checks(_:)`.
+package struct DoctorFacts: Sendable, Equatable {
+    /// The terminal session: display, SSH, WSL, `$BROWSER`.
+    package var session: TerminalSession
+    /// `Wayland wayland-0` or `X11 :0`, when there is a display.
+    package var display: String?
+    /// The address the SSH session comes from, when this is one.
+    package var sshClient: String?
+    /// Where `xdg-open` is, when it is installed.
+    package var opener: String?
+    /// Whether the keyring answers.
+    package var keyring: SecretServiceAvailability
+    /// The credentials directory.
+    package var store: Store
+    /// The callback port and whether it is free.
+    package var port: Port
+    /// The proxy variables that are set, and `no_proxy`.
+    package var proxies: [String]
+    package var noProxy: String?
+    /// The clock against a server's.
+    package var clock: Clock
+
+    /// The credentials directory.
+    package enum Store: Sendable, Equatable {
+        /// It does not exist yet.
+        case missing(directory: String)
+        /// It exists but cannot be written, and why.
+        case notWritable(directory: String, reason: String)
+        /// It is private and writable.
+        case usable(directory: String)
+        /// It cannot be used (the store's own words).
+        case refused(String)
+    }
+
+    /// The callback port.
+    package enum Port: Sendable, Equatable {
+        /// Port 0: the sign-in picks a free one.
+        case anyFree
+        /// This port is free.
+        case free(UInt16)
+        /// This port is taken, by whom when it can be told (`""`: it cannot).
+        case inUse(UInt16, holder: String)
+    }
+
+    /// The clock, compared with a server's `Date` header.
+    package enum Clock: Sendable, Equatable {
+        /// There is no server to compare with.
+        case noServer
+        /// The server could not be reached.
+        case unreachable(url: String, reason: String)
+        /// It answered without a usable `Date` header.
+        case noDate(url: String)
+        /// This machine's clock minus the server's, in seconds.
+        case offset(url: String, seconds: Double)
+    }
+
+    /// Creates facts.
+    package init(session: TerminalSession, display: String? = nil, sshClient: String? = nil, opener: String? = nil,
+                 keyring: SecretServiceAvailability, store: Store, port: Port, proxies: [String] = [], noProxy: String? = nil,
+                 clock: Clock) {
+        self.session = session
+        self.display = display
+        self.sshClient = sshClient
+        self.opener = opener
+        self.keyring = keyring
+        self.store = store
+        self.port = port
+        self.proxies = proxies
+        self.noProxy = noProxy
+        self.clock = clock
+    }
+}

@@ -1,0 +1,59 @@
+import FoundationEssentials
+import SFAuth
+
+extension SignInInputs {
+    /// Reads what `request` needs besides the command line: the client secret, the SFDX auth URL,
+    /// the stored account it signs in to again, and — loaded when the plan asks for it — the
+    /// configuration.
+    ///
+    /// - Parameters:
+    ///   - request: the command line.
+    ///   - store: the store the account is kept in.
+    ///   - context: the process's context (the environment, the terminal session).
+    package static func read(for request: SignInRequest, store: FileCredentialStore, context: CommandContext) throws(OAuthError) -> SignInInputs {
+        let settings = context.settings
+        let clientSecret = try readClientSecret(file: request.clientSecretFile) ?? context.clientSecret
+        let sfdx = try request.sfdxURLFile.map { path throws(OAuthError) in try readSFDXAuthURL(path) }
+        var stored: OAuthCredentials?
+        if sfdx == nil {
+            if let account = request.account {
+                stored = try store.load(identifier: try AccountResolver(store: store).identifier(for: account))
+            } else if request.force {
+                stored = try store.loadDefault()
+            }
+        }
+        return SignInInputs(
+            configuration: { reportingMissing throws(OAuthError) in
+                try LoadedConfiguration.load(flags: request.flags, configPath: request.configPath, profileName: request.profile,
+                                             settings: settings, reportingMissing: reportingMissing)
+            },
+            storedAccount: stored, sfdx: sfdx, clientSecret: clientSecret, session: context.session)
+    }
+
+    /// The first line of `--client-secret-file`; `nil` when no file is given.
+    private static func readClientSecret(file: String?) throws(OAuthError) -> String? {
+        guard let file else { return nil }
+        guard let contents = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw .configuration("cannot read the client secret file \(file)")
+        }
+        let secret = contents.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        guard !secret.isEmpty else { throw .configuration("the client secret file \(file) is empty") }
+        return secret
+    }
+
+    /// The SFDX auth URL in the first non-empty line of `path` (`-`: standard input).
+    private static func readSFDXAuthURL(_ path: String) throws(OAuthError) -> SFDXAuthURL {
+        let bytes: [UInt8]
+        if path == "-" {
+            bytes = StandardInput.readAll()
+        } else {
+            guard let contents = FileManager.default.contents(atPath: path) else {
+                throw .configuration("cannot read the SFDX auth URL file \(path)")
+            }
+            bytes = Array(contents)
+        }
+        let line = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).first { !$0.allSatisfy(\.isWhitespace) }
+        guard let line else { throw .configuration("the SFDX auth URL file \(path) is empty") }
+        return try SFDXAuthURL(parsing: String(line))
+    }
+}
