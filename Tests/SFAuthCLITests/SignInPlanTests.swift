@@ -186,6 +186,11 @@ import Testing
         #expect(plan.server == .known(Salesforce.server(loginHost: "https://acme.my.salesforce.com")))
         #expect(plan.client == ClientConfiguration(clientId: "PlatformCLI", clientSecret: "from-env"))
         #expect(plan.grant == .refreshToken("5Aep861refresh"))
+        #expect(plan.notices.isEmpty)
+        // Any other host is not refused (a proxy, a stub), but the person is told where the secrets go.
+        let elsewhere = try SFDXAuthURL(parsing: "force://PlatformCLI::5Aep861refresh@https://sf.example.net")
+        #expect(try Self.plan(Self.request { $0.sfdxURLFile = "-" }, sfdx: elsewhere, secret: "from-env").notices
+                == ["The SFDX auth URL names https://sf.example.net, which is not a Salesforce domain: its refresh token and the client secret go there."])
     }
 
     static func storedAccount(grant: AuthType, username: String? = "alice") -> OAuthCredentials {

@@ -53,6 +53,11 @@ struct RequestCommand: SFAuthSubcommand {
     func validate() throws {
         if data != nil && dataFile != nil { throw ValidationError("Give --data or --data-file, not both.") }
         if let bad = headers.first(where: { !$0.contains(":") }) { throw ValidationError("--header takes 'Name: value', not '\(bad)'.") }
+        // The token goes only to hosts the allow-list names; a Host header would send it to another
+        // virtual host on the same address than the one checked.
+        if headerFields.contains(where: { $0.name.lowercased() == "host" }) {
+            throw ValidationError("--header cannot set Host: the token goes only to the host of the URL; give that URL instead.")
+        }
     }
 
     func run(in context: CommandContext) async throws {
@@ -68,8 +73,9 @@ struct RequestCommand: SFAuthSubcommand {
             return HTTPRequest(method: method, url: url, headers: headerFields, body: body)
         }
         if include {
+            // The server's words: escaped like every outside text that reaches a terminal.
             var head = "HTTP \(response.status)\n"
-            for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\n" }
+            for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { head += "\(name.terminalSafe): \(value.terminalSafe)\n" }
             StandardOutput.write(Array((head + "\n").utf8))
         }
         StandardOutput.write(response.body)

@@ -18,6 +18,7 @@ struct SignIn {
 
     /// Signs in and stores the credentials; says so when the alias moved from another account.
     func perform() async throws(OAuthError) -> OAuthCredentials {
+        for notice in plan.notices { StandardError.line(notice) }
         let server = try await discoveredServer()
         let grant = try await materializedGrant(server: server)
         let reporter = LoginProgressReporter(store: store, timeoutSeconds: plan.timeoutSeconds, acceptsPaste: plan.acceptsPaste,
