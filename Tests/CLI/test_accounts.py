@@ -95,3 +95,19 @@ def test_accounts_when_empty(sfauth):
     result = sfauth.run("accounts")
     assert result.returncode == OK and result.stdout == "" and "sfauth login" in result.stderr
     assert accounts(sfauth) == []
+
+
+def test_whoami_says_the_state_of_the_token(sfauth):
+    """whoami shows what accounts shows: valid, expired-refreshable, login-required (issue 17 §18)."""
+    login(sfauth, "--alias", "main")
+    shown = json.loads(sfauth.run("whoami", "--json").stdout)
+    assert shown["state"] == "valid" and shown["username"] == "alice"
+    assert [line.split() for line in sfauth.run("whoami").stdout.splitlines() if line.startswith("state")] == [["state", "valid"]]
+    # A leeway longer than any token: it counts as expired, and renewable.
+    assert json.loads(sfauth.run("whoami", "--json", SFAUTH_TOKEN_LEEWAY="100000").stdout)["state"] == "expired-refreshable"
+    [name] = sfauth.stored_accounts()
+    path = sfauth.home / "accounts" / name
+    record = json.loads(path.read_text())
+    record["status"] = "login_required"
+    path.write_text(json.dumps(record))
+    assert json.loads(sfauth.run("whoami", "--json").stdout)["state"] == "login-required"
