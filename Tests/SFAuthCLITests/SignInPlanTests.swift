@@ -114,6 +114,8 @@ import Testing
         Refusal(request: request([.audience: "https://aud.example"]),
                 message: "flag --audience: audience is for the JWT bearer grant; give --jwt-key-file too"),
         Refusal(request: request { $0.browserCommand = "" }, message: "--browser-command is empty"),
+        Refusal(request: request { $0.grant = .device },
+                message: "Salesforce's device flow is not the standard one (RFC 8628) that --device speaks; without a browser here, run `sfauth login --no-browser` and open the URL on any machine (then paste the address back, or forward the port), or for CI sign in with --jwt-key-file or --sfdx-url-file"),
         Refusal(request: request { $0.browserCommand = "firefox 'unbalanced" }, message: "--browser-command: unterminated single quote in 'firefox 'unbalanced'"),
     ])
     func refusals(_ refusal: Refusal) {

@@ -90,6 +90,12 @@ extension SignInPlan {
             grant = try Self.grant(for: request.grant, resolved)
             profileBrowser = resolved.browser?.value
         }
+        if grant == .deviceCode, case .known(let known) = server, known.flavor == .salesforce {
+            throw .configuration(Problem(
+                "Salesforce's device flow is not the standard one (RFC 8628) that --device speaks; without a browser here, "
+                    + "run `sfauth login --no-browser` and open the URL on any machine (then paste the address back, or forward the port), "
+                    + "or for CI sign in with --jwt-key-file or --sfdx-url-file"))
+        }
         browser = try Self.browser(request, profileBrowser: profileBrowser, session: inputs.session)
         if request.force && !client.additionalAuthorizationParameters.contains(where: { $0.name == "prompt" }) {
             client.additionalAuthorizationParameters.append(AuthorizationParameter(name: "prompt", value: "login"))
