@@ -33,8 +33,9 @@ struct SFAuthCommand: ParsableCommand {
     /// Usage errors exit with 2 (not ArgumentParser's 64), so every usage or configuration problem
     /// shares one code.
     static func run(_ arguments: [String], in context: CommandContext) async -> Never {
-        if let unknown = unknownHelpTopic(arguments) {
-            fail(CommandFailure(usage: "there is no command '\(TerminalText.escaped(unknown))'; the commands are: \(commandNames.joined(separator: ", "))"))
+        if let unknown = unknownCommand(arguments) {
+            let meant = Spelling.suggestion(for: unknown, among: commandNames).map { " did you mean '\($0)'?" } ?? ""
+            fail(CommandFailure(usage: "there is no command '\(TerminalText.escaped(unknown))';\(meant) the commands are: \(commandNames.joined(separator: ", "))"))
         }
         let command: ParsableCommand
         do {
@@ -85,11 +86,12 @@ struct SFAuthCommand: ParsableCommand {
 
     private static var commandNames: [String] { configuration.subcommands.map { $0._commandName } }
 
-    /// The NAME of `sfauth help NAME` when no command is called that: a mistake, not a request for help.
-    private static func unknownHelpTopic(_ arguments: [String]) -> String? {
-        guard arguments.first == "help", arguments.count > 1, !arguments[1].hasPrefix("-"),
-              !commandNames.contains(arguments[1]) else { return nil }
-        return arguments[1]
+    /// The command asked for when no command is called that — `sfauth NAME …` or `sfauth help NAME`:
+    /// a mistake, not a request for help.
+    private static func unknownCommand(_ arguments: [String]) -> String? {
+        let name = arguments.first == "help" ? arguments.dropFirst().first : arguments.first
+        guard let name, !name.hasPrefix("-"), name != "help", !commandNames.contains(name) else { return nil }
+        return name
     }
 }
 

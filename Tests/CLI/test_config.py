@@ -106,7 +106,7 @@ def test_profile_choice_flag_over_environment_over_default_profile(sfauth, serve
 
 
 @pytest.mark.parametrize("text, line, message", [
-    ('[profile.w]\nclientid = "x"\n', 2, "unknown key 'clientid' in [profile.w]; known keys: preset, "),
+    ('[profile.w]\nclientid = "x"\n', 2, "unknown key 'clientid' in [profile.w]; did you mean 'client_id'? known keys: preset, "),
     ('[profile.w]\ncallback_port = "1717"\n', 2, "callback_port must be a port number (an integer without quotes), not a string"),
     ('# c\n[profile.w]\nissuer = "https://idp.example\n', 3, 'unterminated string (missing closing ")'),
     ('[profile.w]\nscopes = ["a"]\nscopes = ["b"]\n', 3, "duplicate key 'scopes' in [profile.w] (first set on line 2)"),

@@ -72,6 +72,15 @@ def test_errors_have_one_style(sfauth):
         assert "Error:" not in result.stderr
 
 
+def test_a_mistyped_command_gets_a_suggestion(sfauth):
+    """Did you mean, for commands as for accounts and configuration keys (issue 17 §18)."""
+    for args, meant in ((["logn"], "login"), (["help", "tokn"], "token"), (["acounts", "--json"], "accounts")):
+        result = sfauth.run(*args)
+        assert result.returncode == USAGE, (args, result.stderr)
+        assert f"did you mean '{meant}'?" in result.stderr, (args, result.stderr)
+    assert "did you mean" not in sfauth.run("nosuch").stderr
+
+
 def test_the_store_is_checked_before_the_browser_opens(sfauth, tmp_path):
     not_a_directory = tmp_path / "store-file"
     not_a_directory.write_text("x")

@@ -65,7 +65,9 @@ import SFAuth
 
     @Test(arguments: [
         ("[profile.work]\nclientid = \"x\"",
-         "c.toml:2: unknown key 'clientid' in [profile.work]; known keys: \(ConfigurationKey.allNames)"),
+         "c.toml:2: unknown key 'clientid' in [profile.work]; did you mean 'client_id'? known keys: \(ConfigurationKey.allNames)"),
+        ("[profile.work]\nfavourite_colour = \"x\"",
+         "c.toml:2: unknown key 'favourite_colour' in [profile.work]; known keys: \(ConfigurationKey.allNames)"),
         ("client_id = \"x\"",
          "c.toml:1: unknown key 'client_id' at the top level; known keys: default_profile (profile settings go in a [profile.NAME] table)"),
         ("[profile.w]\nclient_id = 42", "c.toml:2: client_id must be a string, not an integer"),

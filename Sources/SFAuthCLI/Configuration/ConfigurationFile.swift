@@ -111,7 +111,8 @@ private struct ProfileReader {
         for entry in table.entries {
             guard let key = ConfigurationKey(rawValue: entry.key) else {
                 let place = tableName.isEmpty ? "" : " in [\(tableName)]"
-                throw failure("unknown key '\(entry.key)'\(place); known keys: \(ConfigurationKey.allNames)", line: entry.line)
+                let meant = Spelling.suggestion(for: entry.key, among: ConfigurationKey.allCases.map(\.rawValue)).map { " did you mean '\($0)'?" } ?? ""
+                throw failure("unknown key '\(entry.key)'\(place);\(meant) known keys: \(ConfigurationKey.allNames)", line: entry.line)
             }
             layer.set(key, try value(of: entry, as: key), from: source(entry.line, tableName))
         }
