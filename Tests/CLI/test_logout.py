@@ -4,7 +4,7 @@ import json
 
 from conftest import free_port
 from test_accounts import BOB, accounts, login
-from test_login import OK, LOGIN_REQUIRED, USAGE, call_api
+from test_login import NETWORK, OK, LOGIN_REQUIRED, USAGE, call_api
 
 
 def stored(sfauth):
@@ -42,8 +42,9 @@ def test_unreachable_server_still_forgets_and_says_so(sfauth, server):
     assert result.returncode == OK, result.stderr
     old = stored(sfauth)
     logout = sfauth.run("logout")
-    assert logout.returncode == OK
+    assert logout.returncode == NETWORK, logout.stderr          # not revoked: said, and not a success (issue 17 §18)
     assert "could not reach" in logout.stderr and "only forgotten locally" in logout.stderr
+    assert logout.stderr.splitlines()[-1].startswith("sfauth: the server did not confirm the revocation")
     assert sfauth.stored_accounts() == []
     assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], old["accessToken"])[0] == 200   # honestly not revoked
 

@@ -60,6 +60,12 @@ package struct CommandFailure: Error {
         status = .usage
     }
 
+    /// A failure that is not an `OAuthError`: `message`, and `status`.
+    package init(_ message: String, status: ExitStatus) {
+        self.message = message
+        self.status = status
+    }
+
     /// An exit with `status` and nothing more to say.
     package init(silently status: ExitStatus) {
         message = nil

@@ -11,7 +11,7 @@ struct LogoutCommand: SFAuthSubcommand {
             Revokes the refresh token (which ends its access tokens) and the access token (RFC 7009; \
             Salesforce's /services/oauth2/revoke), then removes the stored credentials. When the server \
             cannot be reached the credentials are still removed and the message says what could not be \
-            revoked. Logging out of the default account makes the first remaining account the default. \
+            revoked, and sfauth exits with 6 (5 when the server refused). Logging out of the default account makes the first remaining account the default. \
             For a confidential client, set SFAUTH_CLIENT_SECRET: logging out of one account then sends it \
             with the revocation, which some servers require.
 
@@ -45,42 +45,66 @@ struct LogoutCommand: SFAuthSubcommand {
         }
         let defaultBefore = try? store.defaultIdentifier()
         let revoker = localOnly ? nil : try Self.revoker(forOneAccount: identifiers.count == 1, in: context)
-        var unreadable = 0
+        var outcomes = [Outcome]()
         for identifier in identifiers {
             // A damaged file holds no token to revoke: it is forgotten only when asked to.
             let farewell = try await AccountBook(store: store).forget(identifier, revokingWith: revoker, removingUnreadable: localOnly)
-            if try !Self.report(farewell, of: identifier) { unreadable += 1 }
+            outcomes.append(try Self.report(farewell, of: identifier))
         }
         if let next = try? store.defaultIdentifier(), next != defaultBefore, let credentials = try? store.load(identifier: next) {
             StandardError.line("The default account is now \(credentials.displayLabel).")
         }
+        let unreadable = outcomes.count(where: { $0 == .unreadableKept })
         if unreadable > 0 {
             throw OAuthError.storage("\(unreadable) account file\(unreadable == 1 ? "" : "s") could not be read and \(unreadable == 1 ? "was" : "were") kept")
         }
+        let unrevoked = outcomes.compactMap { if case .notRevoked(let status) = $0 { status } else { nil } }
+        if let status = unrevoked.first {
+            let whose = unrevoked.count == 1 ? "that account's tokens" : "the tokens of \(unrevoked.count) accounts"
+            throw CommandFailure("the server did not confirm the revocation of \(whose); they are gone from here, but may work until they expire",
+                                 status: status)
+        }
     }
 
-    /// Says what became of one account; `false` when its unreadable file was kept.
+    /// What became of one account, for the exit status.
+    private enum Outcome: Equatable {
+        /// Gone here, and its tokens ended at the server (or nothing was asked of it).
+        case done
+        /// Gone here, but the server did not confirm that its tokens ended: refused (5), or not
+        /// reached or not understood (6).
+        case notRevoked(ExitStatus)
+        /// Its unreadable file was kept.
+        case unreadableKept
+    }
+
+    /// Says what became of one account.
     ///
     /// - Throws: the error that kept an account whose tokens the server has revoked.
-    private static func report(_ farewell: AccountBook.Farewell, of identifier: String) throws(OAuthError) -> Bool {
+    private static func report(_ farewell: AccountBook.Farewell, of identifier: String) throws(OAuthError) -> Outcome {
         switch farewell {
         case .notStored:
-            return true
+            return .done
         case .unreadableKept(let path, let problem):
             let reason = if case .storage(let detail) = problem { detail.text } else { "\(problem)" }
             StandardError.line("sfauth: \(path) cannot be read (\(reason)); `sfauth logout --local-only \(identifier)` removes it.")
-            return false
+            return .unreadableKept
         case .unreadableRemoved(let path):
             StandardError.line("Removed the unreadable account file \(path).")
+            return .done
         case .forgotten(let credentials, let revocation):
             let outcome = revocation?.summary ?? "only removed from this machine (--local-only)"
             StandardError.line("Logged out of \(credentials.displayLabel): \(outcome).")
+            // A server that has no revocation endpoint was asked nothing: that is not a failure.
+            guard let revocation, revocation.endpoint != nil, let primary = revocation.entries.first, !revocation.isRevokedAtServer else {
+                return .done
+            }
+            if case .failed(let error) = primary.status { return .notRevoked(ExitStatus(error)) }
+            return .notRevoked(.network)
         case .revokedButKept(let credentials, let revocation, let error):
             // Say what happened at the server first: the tokens may be dead already.
             StandardError.line("\(credentials.displayLabel) at the server: \(revocation.summary); but it could not be removed here.")
             throw error
         }
-        return true
     }
 
     /// The revoker: short timeouts, since logging out must not hang on an unreachable server. A
