@@ -160,3 +160,27 @@ def test_force_then_a_failed_sign_in_keeps_the_working_session(sfauth, server):
     token = sfauth.run("token")
     assert token.returncode == OK and token.stdout.strip() == old["accessToken"]
     assert stored(sfauth) == old
+
+
+def test_a_plain_login_signs_the_lapsed_default_account_in_again(sfauth, server):
+    """`sfauth login` with nothing named, when the default account's sign-in lapsed, signs that account in
+    again at its own server — it does not open Salesforce and take the default away (issue 17 §11) —
+    and asks the login page for that account's user (login_hint, issue 17 §12)."""
+    first = sfauth.run("login", "--issuer", server["SFAUTH_TEST_ISSUER"], "--client-id", server["SFAUTH_TEST_CLIENT_ID"],
+                       "--scope", "openid profile email offline_access", XDG_CACHE_HOME=str(sfauth.home.parent / "cache"))
+    assert first.returncode == OK, first.stderr
+    [name] = sfauth.stored_accounts()
+    path = sfauth.home / "accounts" / name
+    record = json.loads(path.read_text())
+    record["status"] = "login_required"
+    path.write_text(json.dumps(record))
+    sfauth.browser_report()
+    sfauth.browser_log.unlink()
+    again = sfauth.run("login")
+    assert again.returncode == OK, again.stderr
+    assert "Signing in again to alice, the default account, whose sign-in is no longer valid" in again.stderr
+    url = sfauth.browser_report()["url"]
+    assert url.startswith(server["SFAUTH_TEST_AUTHORIZE_URL"]) and "login_hint=alice" in url, url
+    assert "salesforce" not in again.stderr
+    assert sfauth.stored_accounts() == [name]
+    assert sfauth.run("token").returncode == OK

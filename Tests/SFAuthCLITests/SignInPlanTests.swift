@@ -202,6 +202,7 @@ import Testing
                                            redirectURI: "http://127.0.0.1:8765/cb", accessToken: "a", tokenType: "Bearer",
                                            issuedAt: Date(timeIntervalSince1970: 0))
         credentials.alias = "work"
+        credentials.username = username
         credentials.recipe = SignInRecipe(grant: grant, scopes: ["openid", "read"], callbackHost: "127.0.0.1", callbackPort: 8765,
                                           callbackPath: "/cb", parameters: [.init(name: "kc_idp_hint", value: "github")], username: username)
         return credentials
@@ -213,8 +214,10 @@ import Testing
         #expect(plan.server == .known(stored.server))
         #expect(plan.client == ClientConfiguration(clientId: "cli", clientSecret: "s", scopes: ["openid", "read"],
                                                    redirect: RedirectConfiguration(host: "127.0.0.1", port: 8765, path: "/cb"),
-                                                   additionalAuthorizationParameters: [.init(name: "kc_idp_hint", value: "github")]))
+                                                   additionalAuthorizationParameters: [.init(name: "login_hint", value: "alice"),
+                                                                                       .init(name: "kc_idp_hint", value: "github")]))
         #expect(plan.grant == .password(username: "alice"))
+        #expect(plan.notices.isEmpty)
         // --scope replaces the recipe's scopes; --device replaces its grant.
         let narrowed = try Self.plan(Self.request([.scopes: "read"]) { $0.account = "work"; $0.grant = .device }, stored: stored)
         #expect(narrowed.client.scopes == ["read"])
@@ -230,6 +233,18 @@ import Testing
             "work signs in at https://idp.example, but the options name https://other.example; to sign in there, leave out --account and --force"))) {
             try Self.plan(Self.request([.issuer: "https://other.example", .clientId: "cli"]) { $0.account = "work" }, stored: stored)
         }
+    }
+
+    @Test func theLapsedDefaultAccountIsSaidToBeSignedInAgain() throws {
+        let stored = Self.storedAccount(grant: .browser)
+        let settings = Self.settings
+        var inputs = SignInInputs(configuration: { reportingMissing throws(OAuthError) in
+            try LoadedConfiguration.load(flags: ConfigurationLayer(), settings: settings, reportingMissing: reportingMissing)
+        }, storedAccount: stored, session: Self.desktop)
+        inputs.storedAccountIsTheLapsedDefault = true
+        let plan = try SignInPlan(Self.request(), inputs: inputs)
+        #expect(plan.server == .known(stored.server))
+        #expect(plan.notices == ["Signing in again to work, the default account, whose sign-in is no longer valid (name a server, a profile or --account to sign in elsewhere)."])
     }
 
     @Test func aPasswordAccountWithoutItsUsernameSaysWhatToGive() {

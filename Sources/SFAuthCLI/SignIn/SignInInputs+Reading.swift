@@ -14,20 +14,33 @@ extension SignInInputs {
         let settings = context.settings
         let clientSecret = try readClientSecret(file: request.clientSecretFile) ?? context.clientSecret
         let sfdx = try request.sfdxURLFile.map { path throws(OAuthError) in try readSFDXAuthURL(path) }
-        var stored: OAuthCredentials?
+        let configuration: @Sendable (Bool) throws(OAuthError) -> LoadedConfiguration = { reportingMissing throws(OAuthError) in
+            try LoadedConfiguration.load(flags: request.flags, configPath: request.configPath, profileName: request.profile,
+                                         settings: settings, reportingMissing: reportingMissing)
+        }
+        var inputs = SignInInputs(configuration: configuration, sfdx: sfdx, clientSecret: clientSecret, session: context.session)
         if sfdx == nil {
             if let account = request.account {
-                stored = try store.load(identifier: try AccountResolver(store: store).identifier(for: account))
+                inputs.storedAccount = try store.load(identifier: try AccountResolver(store: store).identifier(for: account))
             } else if request.force {
-                stored = try store.loadDefault()
+                inputs.storedAccount = try store.loadDefault()
+            } else if let lapsed = lapsedDefault(for: request, in: store, configuration: configuration) {
+                inputs.storedAccount = lapsed
+                inputs.storedAccountIsTheLapsedDefault = true
             }
         }
-        return SignInInputs(
-            configuration: { reportingMissing throws(OAuthError) in
-                try LoadedConfiguration.load(flags: request.flags, configPath: request.configPath, profileName: request.profile,
-                                             settings: settings, reportingMissing: reportingMissing)
-            },
-            storedAccount: stored, sfdx: sfdx, clientSecret: clientSecret, session: context.session)
+        return inputs
+    }
+
+    /// The default account, when a plain `sfauth login` — no grant, no server, profile or
+    /// configuration choosing one — meets it needing a new sign-in: that is the sign-in meant, not
+    /// Salesforce's (which would also take the default away from it).
+    private static func lapsedDefault(for request: SignInRequest, in store: FileCredentialStore,
+                                      configuration: (Bool) throws(OAuthError) -> LoadedConfiguration) -> OAuthCredentials? {
+        guard request.grant == nil, let account = try? store.loadDefault(), account.needsLogin,
+              let preset = (try? configuration(true))?.resolved.preset,
+              preset.source == .builtIn, preset.value == Preset.defaultName else { return nil }
+        return account
     }
 
     /// The first line of `--client-secret-file`; `nil` when no file is given.

@@ -80,6 +80,16 @@ extension SignInPlan {
             try again.requireSameServer(flags: request.flags) { () throws(OAuthError) in try inputs.configuration(false).resolved.server }
             server = .known(stored.server)
             client = again.client(secret: inputs.clientSecret, scopes: request.scopes)
+            // The login page asks for the account's own user: signing in again to bob must not
+            // quietly sign in alice (who is still signed in to the browser).
+            if let username = stored.username, stored.isIdentified,
+               !client.additionalAuthorizationParameters.contains(where: { $0.name == "login_hint" }) {
+                client.additionalAuthorizationParameters.insert(AuthorizationParameter(name: "login_hint", value: username), at: 0)
+            }
+            if inputs.storedAccountIsTheLapsedDefault {
+                notices.append("Signing in again to \(stored.displayLabel), the default account, whose sign-in is no longer valid "
+                               + "(name a server, a profile or --account to sign in elsewhere).")
+            }
             grant = request.grant == .device ? .deviceCode : try again.grantPlan()
             profileBrowser = inputs.profileBrowser()
         } else {
@@ -155,8 +165,12 @@ package struct SignInInputs: Sendable {
     /// Loads the configuration (file, profile, environment, flags): with `reportingMissing`, a missing
     /// client id is listed rather than thrown (enough to learn a profile's browser).
     package var configuration: @Sendable (_ reportingMissing: Bool) throws(OAuthError) -> LoadedConfiguration
-    /// The stored account to sign in to again (`--account`, or `--force`'s default account).
+    /// The stored account to sign in to again (`--account`, `--force`'s default account, or the
+    /// default account whose sign-in lapsed when nothing else was named).
     package var storedAccount: OAuthCredentials?
+    /// Whether `storedAccount` is the default account chosen because its sign-in lapsed and the
+    /// command line named nothing else (a plain `sfauth login`).
+    package var storedAccountIsTheLapsedDefault = false
     /// The SFDX auth URL of `--sfdx-url-file`.
     package var sfdx: SFDXAuthURL?
     /// The client secret (`--client-secret-file`, else `SFAUTH_CLIENT_SECRET`).
