@@ -325,15 +325,18 @@ public final class OAuthCoordinator: Sendable {
     /// Returns the failure message, or `nil` when the browser was opened.
     private static func open(_ url: String, with launcher: any BrowserLauncher) async -> String? {
         await withCheckedContinuation { continuation in
-            let started = DedicatedThread.start {
-                do {
-                    try launcher.open(url)
-                    continuation.resume(returning: nil)
-                } catch {
-                    continuation.resume(returning: "\(error)")
+            do {
+                try DetachedThread.start {
+                    do {
+                        try launcher.open(url)
+                        continuation.resume(returning: nil)
+                    } catch {
+                        continuation.resume(returning: "\(error)")
+                    }
                 }
+            } catch {
+                continuation.resume(returning: "no thread could be started to launch the browser (\(error))")
             }
-            if !started { continuation.resume(returning: "no thread could be started to launch the browser") }
         }
     }
 

@@ -80,14 +80,15 @@ public final class CurlHTTPClient: HTTPClient {
         let options = self.options
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
-                let started = DedicatedThread.start {
-                    continuation.resume(
-                        with: CurlTransfer.run(request, endpoint: endpoint, options: options, cancel: cancel))
-                }
-                if !started {
+                do {
+                    try DetachedThread.start {
+                        continuation.resume(
+                            with: CurlTransfer.run(request, endpoint: endpoint, options: options, cancel: cancel))
+                    }
+                } catch {
                     continuation.resume(
                         throwing: HTTPTransportError(
-                            kind: .other, message: "request to \(endpoint.display) failed: could not start a thread"))
+                            kind: .other, message: "request to \(endpoint.display) failed: could not start a thread (\(error))"))
                 }
             }
         } onCancel: {
