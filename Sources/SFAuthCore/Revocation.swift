@@ -80,11 +80,12 @@ package enum RevocationOutcome: Equatable, Sendable {
         }
         if response.status == 503 {
             let retry = response.headers["retry-after"].map { " (Retry-After: \($0))" } ?? ""
-            throw .invalidServerResponse("the revocation endpoint \(endpoint) is temporarily unavailable (HTTP 503)\(retry); the token may still be valid, try again later")
+            throw .invalidServerResponse(Problem("the revocation endpoint \(endpoint) is temporarily unavailable (HTTP 503)\(retry); the token may still be valid",
+                                                 remedy: .tryAgainLater))
         }
         var message = "the revocation endpoint \(endpoint) answered HTTP \(response.status) with \(TokenResponse.describe(response))"
         if let error { message += " (\(error.summary))" }
-        throw .invalidServerResponse(message)
+        throw .invalidServerResponse(Problem(message))
     }
 
     /// The RFC 6749 §5.2 error in a JSON or form-encoded body. Also reads a form-encoded body that
@@ -202,8 +203,8 @@ public struct RevocationReport: Sendable, Equatable {
             case .tokenRequestRejected(let serverError):
                 let status = serverError.httpStatus.map { "HTTP \($0), " } ?? ""
                 line = "\(host) refused to revoke the \(primary.token.displayName) (\(status)\(serverError.summary)); it was only forgotten locally"
-            case .invalidServerResponse(let message):
-                line = "\(host) did not revoke the \(primary.token.displayName) (\(message)); it was only forgotten locally"
+            case .invalidServerResponse(let problem):
+                line = "\(host) did not revoke the \(primary.token.displayName) (\(problem.text)); it was only forgotten locally"
             default:
                 line = "the \(primary.token.displayName) was not revoked at \(host) (\(error)); it was only forgotten locally"
             }

@@ -106,7 +106,8 @@ import Testing
             Issue.record("expected invalidServerResponse, got \(String(describing: error))")
             return
         }
-        #expect(message == "the revocation endpoint \(endpoint) is temporarily unavailable (HTTP 503) (Retry-After: 120); the token may still be valid, try again later")
+        #expect(message == Problem("the revocation endpoint \(endpoint) is temporarily unavailable (HTTP 503) (Retry-After: 120); the token may still be valid",
+                                   remedy: .tryAgainLater))
         #expect(error?.recovery == .retryLater)
     }
 
@@ -134,7 +135,7 @@ import Testing
             Issue.record("expected invalidServerResponse, got \(String(describing: error))")
             return
         }
-        #expect(message.contains("HTTP \(status)"))
+        #expect(message.text.contains("HTTP \(status)"))
     }
 
     // MARK: - Reports

@@ -195,7 +195,8 @@ public struct TokenSource: Sendable {
         } catch .tokenRequestRejected(let error) where error.code == "invalid_grant" {
             if error.description?.contains("already being processed") == true {
                 // Salesforce: a refresh with this token is running elsewhere (another machine). Not our token's fault.
-                throw .invalidServerResponse("the server is already processing a refresh for \(credentials.displayLabel); try again in a moment")
+                throw .invalidServerResponse(Problem("the server is already processing a refresh for \(credentials.displayLabel)",
+                                                     remedy: .tryAgainLater))
             }
             var rejected = credentials
             rejected.status = .loginRequired
