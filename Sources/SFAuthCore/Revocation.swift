@@ -110,7 +110,8 @@ public struct RevocationReport: Sendable, Equatable {
         case alreadyInvalid(OAuthServerError?)
         /// The request failed: `.network` / `.cancelled` / `.configuration` when no answer came or
         /// the request could not be sent, `.tokenRequestRejected` when the server refused (e.g.
-        /// `invalid_client`), `.invalidServerResponse` for 5xx or an unusable answer.
+        /// `invalid_client`), `.invalidServerResponse` for 5xx or an unusable answer — or it was
+        /// never sent: `.storage` when the token could not be read from where it is kept (the keyring).
         case failed(OAuthError)
         /// Not sent, because an earlier request of the same logout got no answer from the server
         /// (unreachable, cancelled, or an endpoint that may not be used).
@@ -205,6 +206,8 @@ public struct RevocationReport: Sendable, Equatable {
                 line = "\(host) refused to revoke the \(primary.token.displayName) (\(status)\(serverError.summary)); it was only forgotten locally"
             case .invalidServerResponse(let problem):
                 line = "\(host) did not revoke the \(primary.token.displayName) (\(problem.text)); it was only forgotten locally"
+            case .storage(let problem):
+                line = "the \(primary.token.displayName) could not be read (\(problem.text)), so it was not revoked at \(host)"
             default:
                 line = "the \(primary.token.displayName) was not revoked at \(host) (\(error)); it was only forgotten locally"
             }

@@ -181,6 +181,17 @@ import Testing
         #expect(!report.isRevokedAtServer)
     }
 
+    @Test func summaryWhenTheRefreshTokenCouldNotBeRead() {
+        // The keyring did not answer: the refresh token is not revoked, and the line says so.
+        let report = RevocationReport(endpoint: salesforce, entries: [
+            .init(token: .refreshToken, status: .failed(.storage("the keyring did not answer within 3 s"))),
+            .init(token: .accessToken, status: .revoked),
+        ])
+        #expect(report.summary == "the refresh token could not be read (the keyring did not answer within 3 s), so it was not revoked "
+                + "at login.salesforce.com; the access token was revoked")
+        #expect(!report.isRevokedAtServer)
+    }
+
     @Test func summaryWithoutAnEndpoint() {
         let report = RevocationReport(endpoint: nil, entries: [])
         #expect(report.summary == "the server has no revocation endpoint; the tokens were only forgotten locally")
