@@ -76,7 +76,7 @@ public struct TokenRevoker: Sendable {
                 continue
             }
             let token: String
-            switch hint == .refreshToken ? Self.refreshToken(of: credentials, keptIn: store) : .success(credentials.accessToken) {
+            switch Self.token(hint, of: credentials, keptIn: store) {
             case .success(let value?): token = value
             case .success(nil): continue  // gone from the keyring: nothing left to revoke
             case .failure(let unreadable):
@@ -95,10 +95,11 @@ public struct TokenRevoker: Sendable {
         return RevocationReport(endpoint: endpoint, entries: entries)
     }
 
-    /// The refresh token to revoke: the one the credentials hold, else the one `store` keeps for them;
-    /// `nil` when the keyring no longer has it; a failure when it cannot be read.
-    private static func refreshToken(of credentials: OAuthCredentials,
-                                     keptIn store: (any CredentialStore)?) -> Result<String?, OAuthError> {
+    /// The token to revoke. The refresh token is the one the credentials hold, else the one `store`
+    /// keeps for them; `nil` when the keyring no longer has it; a failure when it cannot be read.
+    private static func token(_ hint: TokenTypeHint, of credentials: OAuthCredentials,
+                              keptIn store: (any CredentialStore)?) -> Result<String?, OAuthError> {
+        guard hint == .refreshToken else { return .success(credentials.accessToken) }
         if let token = credentials.refreshToken, !token.isEmpty { return .success(token) }
         guard let store else {
             return .failure(.storage(Problem("the refresh token of \(credentials.displayLabel) is kept in the keyring, "
