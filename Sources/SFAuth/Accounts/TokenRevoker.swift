@@ -10,8 +10,9 @@ import SFAuthCore
 /// `token_type_hint` and `client_id`, and the client secret when one is given (servers such as
 /// Glewlwyd revoke only for an authenticated client).
 ///
-/// `revoke` never throws: a server that cannot be reached, refuses, answers 5xx, or a cancelled
-/// task, all end up in the `RevocationReport`, whose `summary` says in one line what happened.
+/// `revoke` never throws: a server that cannot be reached, refuses, answers 5xx, a cancelled task,
+/// or a refresh token the keyring cannot give, all end up in the `RevocationReport`, whose
+/// `summary` says in one line what happened.
 /// Once a request gets no answer at all (unreachable, cancelled, an endpoint that may not be used),
 /// the remaining token is not tried, so a dead host costs one timeout, not two.
 public struct TokenRevoker: Sendable {
