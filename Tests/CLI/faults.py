@@ -43,6 +43,7 @@ RETRY_ADVICE = r"try again|retry|later"
 
 # Lines `sfauth login` may print before its failure line (LoginProgressReporter, DeviceInstructions).
 LOGIN_PROGRESS = [
+    r"Reading the endpoints of \S+ from its metadata…",
     r"Opening your browser to sign in at .+…",
     r"Waiting for the sign-in \(redirect to .+\)\.",
     r"Authorization received; getting tokens…",

@@ -16,6 +16,7 @@ class StubServer:
     def __init__(self):
         self._answers = {}
         self._requests = []
+        self._headers = []
         self._lock = threading.Lock()
         stub = self
 
@@ -29,6 +30,7 @@ class StubServer:
                 path = self.path.split("?", 1)[0]
                 with stub._lock:
                     stub._requests.append((path, body))
+                    stub._headers.append((path, dict(self.headers.items())))
                     queue = stub._answers.get(path) or [(404, {}, b"", 0)]
                     answer = queue.pop(0) if len(queue) > 1 else queue[0]
                 status, headers, payload, delay = answer
@@ -74,6 +76,11 @@ class StubServer:
     def requests(self, path=None):
         with self._lock:
             return [body for p, body in self._requests if path is None or p == path]
+
+    def request_headers(self, path):
+        """The headers of each request to `path`, in order."""
+        with self._lock:
+            return [headers for p, headers in self._headers if p == path]
 
     def wait_for_request(self, path, count=1, within=20):
         deadline = time.time() + within

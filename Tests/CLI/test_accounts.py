@@ -2,6 +2,7 @@
 import json
 import shlex
 import subprocess
+import time
 
 from test_login import LOGIN_REQUIRED, OK, USAGE, call_api
 
@@ -95,3 +96,20 @@ def test_accounts_when_empty(sfauth):
     result = sfauth.run("accounts")
     assert result.returncode == OK and result.stdout == "" and "sfauth login" in result.stderr
     assert accounts(sfauth) == []
+
+
+def test_whoami_says_the_state_of_the_token(sfauth):
+    """whoami shows what accounts shows: valid, expired-refreshable, login-required (issue 17 §18)."""
+    login(sfauth, "--alias", "main")
+    shown = json.loads(sfauth.run("whoami", "--json").stdout)
+    assert shown["state"] == "valid" and shown["username"] == "alice"
+    assert [line.split() for line in sfauth.run("whoami").stdout.splitlines() if line.startswith("state")] == [["state", "valid"]]
+    [name] = sfauth.stored_accounts()
+    path = sfauth.home / "accounts" / name
+    record = json.loads(path.read_text())
+    record["expiresAt"] = record["issuedAt"] = time.time() - 10   # expired, and it has a refresh token
+    path.write_text(json.dumps(record))
+    assert json.loads(sfauth.run("whoami", "--json").stdout)["state"] == "expired-refreshable"
+    record["status"] = "login_required"
+    path.write_text(json.dumps(record))
+    assert json.loads(sfauth.run("whoami", "--json").stdout)["state"] == "login-required"

@@ -67,3 +67,18 @@ def test_rfc9207_issuer_in_the_response_is_checked_and_accepted(sfauth, iss_serv
     login = issuer_login(sfauth, with_iss["SFAUTH_TEST_ISSUER"], XDG_CACHE_HOME=str(sfauth.home.parent / "c"))
     assert login.returncode == OK, login.stderr
     assert call_api(with_iss["SFAUTH_TEST_RESOURCE_URL"], sfauth.run("token").stdout.strip())[0] == 200
+
+
+def test_a_slow_issuer_is_named_while_sfauth_waits_for_it(sfauth):
+    """Before discovery sfauth says what it waits for: a hung server is not 30 silent seconds (issue 17 §18)."""
+    from stub_server import StubServer
+    with StubServer() as stub:
+        stub.answer("/.well-known/openid-configuration", 503, "busy", delay=6)
+        process = sfauth.start("login", "--issuer", stub.url(""), "--client-id", "cli", "--no-browser",
+                               SFAUTH_HTTP_TIMEOUT="8", XDG_CACHE_HOME=str(sfauth.home.parent / "c"))
+        first = process.stderr.readline()
+        stub.wait_for_request("/.well-known/openid-configuration")
+        assert process.poll() is None, "sfauth ended before the server answered"
+        assert first.strip() == f"Reading the endpoints of {stub.url('')} from its metadata…"
+        process.kill()
+        process.communicate()

@@ -90,3 +90,20 @@ def test_request_renews_the_token_once_after_a_401_and_says_4xx_and_5xx_apart(sf
                             "/services/data/sobjects/Account/1")
         assert stub.requests("/services/data/sobjects/Account/1") == ['{"Name":"Acme"}']
         assert posted.returncode == CLIENT_ERROR  # the stub has no answer there: 404
+
+
+def test_request_uses_a_supplied_token_like_token_and_exec_do(sfauth):
+    """SFAUTH_ACCESS_TOKEN (with SFAUTH_INSTANCE_URL) wins over anything stored, and goes only to that
+    instance's host or the allowed ones (issue 17 §18)."""
+    with StubServer() as stub:
+        stub.answer("/services/data/", 200, "from the instance")
+        supplied = dict(SFAUTH_ACCESS_TOKEN="supplied-token", SFAUTH_INSTANCE_URL=stub.url(""))
+        result = sfauth.run("request", "/services/data/", **supplied)
+        assert (result.returncode, result.stdout) == (OK, "from the instance"), result.stderr
+        assert stub.request_headers("/services/data/")[0]["Authorization"] == "Bearer supplied-token"
+        assert sfauth.stored_accounts() == []
+        with StubServer() as other:
+            other.answer("/x", 200, "thanks")
+            refused = sfauth.run("request", other.url("/x"), **supplied)
+            assert refused.returncode == USAGE and "--allow-host" in refused.stderr
+            assert other.requests() == []

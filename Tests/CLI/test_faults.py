@@ -267,7 +267,7 @@ def test_login_client_credentials(case, sfauth, server, fault_server, template):
     issuer = fault_server.issuer_for(case.fault) if case.endpoint == "discovery" else fault_server.issuer
     before, fault_before = store_files(sfauth.home), fault_server.state()
     run = client_credentials_login(sfauth, server, issuer, case)
-    judge(case, run, before, store_files(sfauth.home), fault_before, fault_server.state(),
+    judge(case, run, before, store_files(sfauth.home), fault_before, fault_server.state(), progress=LOGIN_PROGRESS,
           success_check=signed_in(sfauth, before), store_changes_ok=True)
 
 
@@ -280,7 +280,7 @@ def test_login_password(case, sfauth, server, fault_server, template):
                      "--password", "--username", "alice", stdin="alice-password\n",
                      SFAUTH_CLIENT_SECRET=server["SFAUTH_TEST_PASSWORD_CLIENT_SECRET"],
                      XDG_CACHE_HOME=str(sfauth.home.parent / "cache"))
-    judge(case, run, before, store_files(sfauth.home), fault_before, fault_server.state(),
+    judge(case, run, before, store_files(sfauth.home), fault_before, fault_server.state(), progress=LOGIN_PROGRESS,
           success_check=signed_in(sfauth, before), store_changes_ok=True)
 
 

@@ -117,6 +117,18 @@ def test_a_refused_token_is_renewed_for_the_next_git_command(sfauth, git_server,
     assert git_server.attempts[-1] == ("oauth2", second, 200)
 
 
+def test_erase_says_when_only_a_new_sign_in_helps(sfauth, git_server):
+    """git says only "Authentication failed": when the refused token cannot be renewed, erase says
+    what to run (issue 17 §18) — and still signs nothing out."""
+    token = sign_in(sfauth)
+    request = f"protocol=http\nhost={git_server.host}\nusername=oauth2\npassword={token}\n\n"
+    result = sfauth_git(sfauth, "git-credential", "--account", "svc", "--host", git_server.url, "erase", input=request)
+    assert result.returncode == 0 and result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith("sfauth: the git server refused the token: ") and "SFAUTH_CLIENT_SECRET" in line, line
+    assert sfauth.stored_accounts() != []
+
+
 def test_store_and_erase_of_other_passwords_change_nothing(sfauth, git_server):
     token = sign_in(sfauth)
     request = f"protocol=http\nhost={git_server.host}\nusername=oauth2\npassword=%s\n\n"

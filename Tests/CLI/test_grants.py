@@ -139,6 +139,14 @@ def test_device_grant_is_cancelled_by_ctrl_c(sfauth, server):
     assert sfauth.stored_accounts() == []
 
 
+def test_device_grant_for_salesforce_says_what_to_use_instead(sfauth):
+    """Salesforce's device flow is not RFC 8628's: sfauth names the ways that work (issue 17 §18)."""
+    for args in (["login", "--device"], ["login", "--sandbox", "--device"]):
+        result = sfauth.run(*args)
+        assert result.returncode == USAGE, result
+        assert "--no-browser" in result.stderr and "--jwt-key-file" in result.stderr
+
+
 def test_device_grant_needs_a_device_endpoint(sfauth, server):
     result = sfauth.run("login", "--authorize-url", server["SFAUTH_TEST_AUTHORIZE_URL"], "--token-url", server["SFAUTH_TEST_TOKEN_URL"],
                         "--client-id", server["SFAUTH_TEST_DEVICE_CLIENT_ID"], "--device")

@@ -114,6 +114,8 @@ import Testing
         Refusal(request: request([.audience: "https://aud.example"]),
                 message: "flag --audience: audience is for the JWT bearer grant; give --jwt-key-file too"),
         Refusal(request: request { $0.browserCommand = "" }, message: "--browser-command is empty"),
+        Refusal(request: request { $0.grant = .device },
+                message: "Salesforce's device flow is not the standard one (RFC 8628) that --device speaks; without a browser here, run `sfauth login --no-browser` and open the URL on any machine (then paste the address back, or forward the port), or for CI sign in with --jwt-key-file or --sfdx-url-file"),
         Refusal(request: request { $0.browserCommand = "firefox 'unbalanced" }, message: "--browser-command: unterminated single quote in 'firefox 'unbalanced'"),
     ])
     func refusals(_ refusal: Refusal) {
@@ -186,6 +188,11 @@ import Testing
         #expect(plan.server == .known(Salesforce.server(loginHost: "https://acme.my.salesforce.com")))
         #expect(plan.client == ClientConfiguration(clientId: "PlatformCLI", clientSecret: "from-env"))
         #expect(plan.grant == .refreshToken("5Aep861refresh"))
+        #expect(plan.notices.isEmpty)
+        // Any other host is not refused (a proxy, a stub), but the person is told where the secrets go.
+        let elsewhere = try SFDXAuthURL(parsing: "force://PlatformCLI::5Aep861refresh@https://sf.example.net")
+        #expect(try Self.plan(Self.request { $0.sfdxURLFile = "-" }, sfdx: elsewhere, secret: "from-env").notices
+                == ["The SFDX auth URL names https://sf.example.net, which is not a Salesforce domain: its refresh token and the client secret go there."])
     }
 
     static func storedAccount(grant: AuthType, username: String? = "alice") -> OAuthCredentials {

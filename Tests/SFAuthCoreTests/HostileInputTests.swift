@@ -193,10 +193,17 @@ import Testing
         #expect(plain == SFDXAuthURL(clientId: "PlatformCLI", clientSecret: nil, refreshToken: "5Aep861.abc",
                                      instanceURL: "https://acme.my.salesforce.com"))
         #expect(plain.text == "force://PlatformCLI::5Aep861.abc@acme.my.salesforce.com")
-        let withSecretAndUser = try SFDXAuthURL(parsing: "force://3MVG9x:s3cr3t:5Aep@x:ci@acme.com@https://acme.my.salesforce.com/")
-        #expect(withSecretAndUser.clientSecret == "s3cr3t" && withSecretAndUser.refreshToken == "5Aep@x")
+        let withSecretAndUser = try SFDXAuthURL(parsing: "force://3MVG9x:s3cr3t:5Aep.x:ci@acme.com@https://acme.my.salesforce.com/")
+        #expect(withSecretAndUser.clientSecret == "s3cr3t" && withSecretAndUser.refreshToken == "5Aep.x")
+        #expect(withSecretAndUser.instanceURL == "https://acme.my.salesforce.com" && withSecretAndUser.isSalesforceHost)
+        #expect(try SFDXAuthURL(parsing: "force://c::t@127.0.0.1:8443").isSalesforceHost == false)
+        #expect(try SFDXAuthURL(parsing: "force://c::t@evilsalesforce.com").isSalesforceHost == false)
         for bad in ["https://acme.my.salesforce.com", "force://PlatformCLI:token@host", "force://:s:t@host", "force://c:s:t",
-                    "force://c:s:t@http://evil.example"] {
+                    "force://c:s:t@http://evil.example",
+                    // The instance is what the URL says after its credentials, nothing else (issue 17 §5):
+                    "force://c:s:t@acme.my.salesforce.com#@evil.example", "force://c:s:t@acme.my.salesforce.com?@evil.example",
+                    "force://c:s:t@evil.example#.my.salesforce.com", "force://c:s:t@evil.example?x=.salesforce.com",
+                    "force://c:s:t@evil.example\\@acme.my.salesforce.com"] {
             #expect(throws: OAuthError.self, "\(bad)") { try SFDXAuthURL(parsing: bad) }
         }
     }

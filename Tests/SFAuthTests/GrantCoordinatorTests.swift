@@ -47,6 +47,25 @@ import Testing
         #expect(clock.sleeps == [.seconds(1), .seconds(1)])
     }
 
+    /// OIDC Core §3.1.3.3 (an ID token must come) is the code flow's: a device or password grant
+    /// asking for `openid` from a server with signing keys may come back without one (Glewlwyd's and
+    /// django-oauth-toolkit's device grants do), and is not refused after the person approved.
+    @Test func grantsWithOpenIDNeedNoIDToken() async throws {
+        var server = self.server
+        server.jwksURI = "https://idp.example/jwks"
+        let client = ClientConfiguration(clientId: "cli", scopes: ["openid", "profile"])
+        let granted = FakeHTTPClient.Reply.json(200, #"{"access_token":"at","refresh_token":"rt","expires_in":3600,"scope":"openid profile"}"#)
+        for grant in [Grant.deviceCode, .password(username: "alice", password: "pw")] {
+            let endpoint = deviceEndpoints(polls: [granted])
+            let coordinator = OAuthCoordinator(
+                configuration: .init(server: server, client: client, browserLauncher: nil, fetchIdentity: false),
+                delegate: nil, httpClient: endpoint, store: store, clock: TestClock())
+            let credentials = try await coordinator.authenticate(using: grant)
+            #expect(credentials.accessToken == "at")
+            #expect(credentials.scopes == ["openid", "profile"])
+        }
+    }
+
     @Test func slowDownAddsFiveSecondsToEveryLaterWait() async throws {
         let endpoint = deviceEndpoints(polls: [Self.pending, .json(400, #"{"error":"slow_down"}"#), Self.pending, Self.deviceTokens])
         let clock = TestClock()

@@ -51,8 +51,9 @@ extension OAuthCoordinator {
                                            username: grant.username, now: clock.now())
         credentials.jwtBearerRenewal = renewal
         credentials.recipe = SignInRecipe(client: client, grant: grant.authType, username: grant.username)
-        // No nonce: none of these grants sends one (OIDC Core §3.1.3.7 asks for it only when one was sent).
-        try await idTokenValidator.accept(tokens, into: &credentials, nonce: nil, openIDRequested: client.requestsOpenID, now: clock.now())
+        // No nonce: none of these grants sends one (OIDC Core §3.1.3.7 asks for it only when one was
+        // sent); and an ID token is checked when one comes, not required (§3.1.3.3 is the code flow's).
+        try await idTokenValidator.accept(tokens, into: &credentials, nonce: nil, codeFlowAskedForOpenID: false, now: clock.now())
         let kept = try await identifyAndKeep(&credentials)
         await revokeReplaced(kept)
         return credentials

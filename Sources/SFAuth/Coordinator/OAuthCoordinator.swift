@@ -346,7 +346,7 @@ public final class OAuthCoordinator: Sendable {
         credentials.recipe = SignInRecipe(client: request.client, grant: .browser)
         // OIDC Core §3.1.3.7, with this login's nonce; the account is named after the validated claims.
         try await idTokenValidator.accept(tokens, into: &credentials, nonce: request.nonce,
-                                          openIDRequested: request.client.requestsOpenID, now: clock.now())
+                                          codeFlowAskedForOpenID: request.client.requestsOpenID, now: clock.now())
         return credentials
     }
 }

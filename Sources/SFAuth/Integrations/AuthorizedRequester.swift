@@ -37,9 +37,15 @@ public struct AuthorizedRequester: Sendable {
     }
 
     private func authorized(_ request: HTTPRequest, with credentials: OAuthCredentials) -> HTTPRequest {
+        Self.authorized(request, bearer: credentials.accessToken)
+    }
+
+    /// `request` with `Authorization: Bearer token` (RFC 6750 §2.1) in place of any it had — for a
+    /// token given from outside, which is sent as it is and cannot be renewed.
+    public static func authorized(_ request: HTTPRequest, bearer token: String) -> HTTPRequest {
         var request = request
         request.headers.removeAll { $0.name.lowercased() == "authorization" }
-        request.headers.insert(("Authorization", "Bearer \(credentials.accessToken)"), at: 0)
+        request.headers.insert(("Authorization", "Bearer \(token)"), at: 0)
         return request
     }
 }

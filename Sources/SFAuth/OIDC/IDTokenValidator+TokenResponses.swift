@@ -7,21 +7,23 @@ extension IDTokenValidator {
     /// Validates the ID token of a token response that signed someone in, then names the account
     /// after its claims (`sub`, `preferred_username`, `email`, `name`) — the validated ones.
     ///
-    /// A response without an ID token passes, except when the sign-in was OpenID Connect with a
-    /// server that publishes signing keys and the granted scopes include `openid`: such a server
-    /// must send one (OIDC Core §3.1.3.3), and its absence would let the account's identity rest on
-    /// nothing the server signed.
+    /// A response without an ID token passes, except for an OpenID Connect authorization code flow
+    /// (`codeFlowAskedForOpenID`) with a server that publishes signing keys and granted `openid`:
+    /// such a server must send one (OIDC Core §3.1.3.3), and its absence would let the account's
+    /// identity rest on nothing the server signed. §3.1.3.3 governs the code flow only: the device
+    /// and password grants may come without one (the account is then named by userinfo).
     ///
     /// - Parameters:
     ///   - tokens: the token response.
     ///   - credentials: built from it; its server and client id are what the token must match.
     ///   - nonce: the `nonce` the authorization request sent; `nil` for grants without one.
-    ///   - openIDRequested: whether `openid` was among the requested scopes.
+    ///   - codeFlowAskedForOpenID: whether this is the authorization code flow and `openid` was among
+    ///     the requested scopes.
     ///   - now: this machine's time.
     func accept(_ tokens: TokenResponse, into credentials: inout OAuthCredentials, nonce: String?,
-                openIDRequested: Bool, now: Date) async throws(OAuthError) {
+                codeFlowAskedForOpenID: Bool, now: Date) async throws(OAuthError) {
         guard let idToken = tokens.idToken else {
-            if openIDRequested, credentials.server.jwksURI != nil, credentials.scopes.contains("openid") {
+            if codeFlowAskedForOpenID, credentials.server.jwksURI != nil, credentials.scopes.contains("openid") {
                 throw .idTokenRejected("the server granted the 'openid' scope but sent no ID token (OIDC Core §3.1.3.3 requires one)")
             }
             return

@@ -19,6 +19,9 @@ package struct SignInPlan: Sendable, Equatable {
     package var acceptsPaste: Bool
     /// The alias the account gets (`--alias`).
     package var alias: String?
+    /// What the person should know before the sign-in starts (a token about to go to a host that is
+    /// not the provider's).
+    package var notices: [String] = []
 
     /// How to sign in.
     package enum GrantPlan: Sendable, Equatable {
@@ -67,6 +70,10 @@ extension SignInPlan {
             client = ClientConfiguration(clientId: sfdx.clientId, clientSecret: sfdx.clientSecret ?? inputs.clientSecret)
             grant = .refreshToken(sfdx.refreshToken)
             profileBrowser = inputs.profileBrowser()
+            if !sfdx.isSalesforceHost {
+                let what = client.clientSecret == nil ? "its refresh token goes" : "its refresh token and the client secret go"
+                notices.append("The SFDX auth URL names \(sfdx.instanceURL), which is not a Salesforce domain: \(what) there.")
+            }
         } else if let stored = inputs.storedAccount {
             // Signing in again: the account's own server and recipe, never the defaults.
             let again = StoredAccountSignIn(credentials: stored)
@@ -82,6 +89,12 @@ extension SignInPlan {
             client.clientSecret = inputs.clientSecret
             grant = try Self.grant(for: request.grant, resolved)
             profileBrowser = resolved.browser?.value
+        }
+        if grant == .deviceCode, case .known(let known) = server, known.flavor == .salesforce {
+            throw .configuration(Problem(
+                "Salesforce's device flow is not the standard one (RFC 8628) that --device speaks; without a browser here, "
+                    + "run `sfauth login --no-browser` and open the URL on any machine (then paste the address back, or forward the port), "
+                    + "or for CI sign in with --jwt-key-file or --sfdx-url-file"))
         }
         browser = try Self.browser(request, profileBrowser: profileBrowser, session: inputs.session)
         if request.force && !client.additionalAuthorizationParameters.contains(where: { $0.name == "prompt" }) {

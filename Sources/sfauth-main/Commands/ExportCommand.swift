@@ -15,7 +15,7 @@ struct ExportCommand: SFAuthSubcommand {
             the connected app needs one.
 
             Examples:
-              sfauth export --sfdx-url --account work > auth-url.txt
+              (umask 077; sfauth export --sfdx-url --account work > auth-url.txt)   # a file only you can read
               gh secret set SFDX_AUTH_URL < auth-url.txt
             """
     )

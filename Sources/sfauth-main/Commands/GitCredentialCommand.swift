@@ -68,15 +68,19 @@ struct GitCredentialCommand: SFAuthSubcommand {
     }
 
     /// After git's `erase`: renews the token when `refused` is the one stored now (a server refused it
-    /// before its time); quietly does nothing otherwise, or when it cannot.
+    /// before its time). When only a new sign-in helps, says so (git itself only says the
+    /// authentication failed); quiet otherwise — the next `get` says what to do.
     private static func renew(refused: String?, account: String?, in context: CommandContext) async {
         guard let refused, context.settings.suppliedToken == nil else { return }
         do throws(OAuthError) {
             let accounts = try context.accounts()
-            guard let current = try accounts.store.credentials(of: try accounts.store.identifier(selectedBy: account)), current.accessToken == refused else { return }
+            guard let current = try accounts.store.credentials(of: try accounts.store.identifier(selectedBy: account)),
+                  current.accessToken == refused else { return }
             _ = try await accounts.token(for: current.identifier, forceRefresh: true)
+        } catch where error.recovery == .logInAgain {
+            StandardError.line("sfauth: the git server refused the token: \(SFAuthCommand.sentence(SFAuthWords.message(for: error)))")
         } catch {
-            return  // the next get says what to do
+            return
         }
     }
 

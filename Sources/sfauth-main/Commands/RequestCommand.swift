@@ -53,23 +53,19 @@ struct RequestCommand: SFAuthSubcommand {
     func validate() throws {
         if data != nil && dataFile != nil { throw ValidationError("Give --data or --data-file, not both.") }
         if let bad = headers.first(where: { !$0.contains(":") }) { throw ValidationError("--header takes 'Name: value', not '\(bad)'.") }
+        // The token goes only to hosts the allow-list names; a Host header would send it to another
+        // virtual host on the same address than the one checked.
+        if headerFields.contains(where: { $0.name.lowercased() == "host" }) {
+            throw ValidationError("--header cannot set Host: the token goes only to the host of the URL; give that URL instead.")
+        }
     }
 
     func run(in context: CommandContext) async throws {
-        let accounts = try context.accounts()
-        let requester = AuthorizedRequester(tokenSource: accounts.source, httpClient: try context.httpClient())
-        let identifier = try accounts.store.identifier(selectedBy: account)
-        let body = try readBody()
-        let method = self.method?.uppercased() ?? (body.isEmpty ? "GET" : "POST")
-        let (response, _) = try await requester.send(account: identifier) { credentials throws(OAuthError) in
-            // The URL is known once the account is: a path goes to its instance, and only to its own hosts.
-            let url = try APITarget.url(for: target, base: credentials.instanceURL)
-            try APITarget.requireAllowed(url, allowedHosts: APITarget.ownHosts(of: credentials) + allowHost)
-            return HTTPRequest(method: method, url: url, headers: headerFields, body: body)
-        }
+        let response = try await send(in: context)
         if include {
+            // The server's words: escaped like every outside text that reaches a terminal.
             var head = "HTTP \(response.status)\n"
-            for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\n" }
+            for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { head += "\(name.terminalSafe): \(value.terminalSafe)\n" }
             StandardOutput.write(Array((head + "\n").utf8))
         }
         StandardOutput.write(response.body)
@@ -78,6 +74,32 @@ struct RequestCommand: SFAuthSubcommand {
         case 500...: throw CommandFailure(silently: .httpServerError)
         default: return
         }
+    }
+
+    /// Sends the request with `SFAUTH_ACCESS_TOKEN` when it is set (once, to its `SFAUTH_INSTANCE_URL`'s
+    /// host and the allowed ones), else with the account's token (renewed once after a `401`).
+    private func send(in context: CommandContext) async throws(OAuthError) -> HTTPResponse {
+        if let supplied = context.settings.suppliedToken {
+            let httpClient = try context.httpClient()
+            let allowed = [supplied.instanceURL].compactMap { $0.flatMap(APITarget.hostName(of:)) } + allowHost
+            let request = try request(base: supplied.instanceURL, allowedHosts: allowed, body: try readBody())
+            return try await httpClient.sendForOAuth(AuthorizedRequester.authorized(request, bearer: supplied.accessToken))
+        }
+        let accounts = try context.accounts()
+        let requester = AuthorizedRequester(tokenSource: accounts.source, httpClient: try context.httpClient())
+        let identifier = try accounts.store.identifier(selectedBy: account)
+        let body = try readBody()
+        return try await requester.send(account: identifier) { credentials throws(OAuthError) in
+            // The URL is known once the account is: a path goes to its instance, and only to its own hosts.
+            try request(base: credentials.instanceURL, allowedHosts: APITarget.ownHosts(of: credentials) + allowHost, body: body)
+        }.response
+    }
+
+    /// The request for `target`: a path resolved against `base`, and only to `allowedHosts`.
+    private func request(base: String?, allowedHosts: [String], body: [UInt8]) throws(OAuthError) -> HTTPRequest {
+        let url = try APITarget.url(for: target, base: base)
+        try APITarget.requireAllowed(url, allowedHosts: allowedHosts)
+        return HTTPRequest(method: method?.uppercased() ?? (body.isEmpty ? "GET" : "POST"), url: url, headers: headerFields, body: body)
     }
 
     /// The `--header` values as name and value.

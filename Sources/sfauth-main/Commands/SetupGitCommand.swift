@@ -41,9 +41,11 @@ struct SetupGitCommand: SFAuthSubcommand {
             arguments: ["git-credential"] + (account.map { ["--account", $0] } ?? []) + ["--host", target.url])
         let key = "credential.\(target.url).helper"
         let scope = file.map { ["--file", $0] } ?? ["--global"]
-        _ = ChildCommand.run(["git", "config"] + scope + ["--unset-all", key])  // absent the first time: fine
+        // git has no business with sfauth's secrets.
+        let environment = context.childEnvironment
+        _ = ChildCommand.run(["git", "config"] + scope + ["--unset-all", key], environment: environment)  // absent the first time: fine
         for value in ["", helper] {
-            let status = ChildCommand.run(["git", "config"] + scope + ["--add", key, value])
+            let status = ChildCommand.run(["git", "config"] + scope + ["--add", key, value], environment: environment)
             guard status == 0 else {
                 throw CommandFailure(usage: status == 127 ? "git is not installed (or not on the PATH)" : "git config failed (status \(status))")
             }

@@ -9,7 +9,8 @@ struct WhoamiCommand: SFAuthSubcommand {
         abstract: "Show who the default (or given) account belongs to.",
         discussion: """
             Prints what the server said at sign-in: username, display name, email, user and organization \
-            ids, and where API calls go. Makes no network request.
+            ids, and where API calls go; and the state of its token, as sfauth accounts shows it (valid, \
+            expired-refreshable, login-required). Makes no network request.
 
             Examples:
               sfauth whoami
@@ -36,11 +37,12 @@ struct WhoamiCommand: SFAuthSubcommand {
         guard let credentials = try store.credentials(of: try store.identifier(selectedBy: account ?? accountOption)) else {
             throw OAuthError.loginRequired("Not signed in. Run `sfauth login` first.")
         }
+        let state = AccountSummary.State(of: credentials, judgedBy: TokenSource(store: store, options: try TokenSource.Options(settings: context.settings)))
         let fields: [(String, String?)] = [
             ("username", credentials.username), ("name", credentials.displayName), ("email", credentials.email),
             ("user_id", credentials.userId), ("organization_id", credentials.organizationId),
             ("instance_url", credentials.instanceURL), ("server", credentials.server.issuer ?? credentials.server.tokenEndpoint),
-            ("alias", credentials.alias), ("account", credentials.identifier),
+            ("alias", credentials.alias), ("account", credentials.identifier), ("state", state.rawValue),
         ]
         if json {
             var object = Dictionary(uniqueKeysWithValues: fields.map { ($0.0, $0.1.map(JSONValue.string) ?? .null) })

@@ -74,23 +74,10 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
         say("Authorization received; getting tokens…")
     }
 
-    /// One short line: who, where, and the name that selects the account; where the files are with
-    /// `--verbose`. A server that never said who signed in, or gave only a number, is named as such.
+    /// One short line: who, where, and the name that selects the account (`SignedInMessage`), and
+    /// what the server did not grant; where the files are with `--verbose`.
     func oauthCoordinator(_ coordinator: OAuthCoordinator, didAuthenticate credentials: OAuthCredentials, info: AuthInfo) {
-        let at = AccountSummary.displayServer(of: credentials)
-        let account = "account \(credentials.selectableName)"
-        if !credentials.isIdentified {
-            // Never taken for another account: the next person's sign-in must not replace this one.
-            say("Signed in at \(at), but the server did not say who you are, so this is an account of its own (\(account)); "
-                + "name it with --alias NAME.")
-        } else if credentials.obtainedBy == .clientCredentials {
-            say("Signed in as the client \(credentials.clientId) at \(at) (\(account)).")
-        } else if let username = credentials.username, username != credentials.userId {
-            say("Signed in as \(username) at \(at) (\(account)).")
-        } else {
-            say("Signed in as user \(credentials.userId ?? credentials.username ?? "?") at \(at) (\(account)); the server gave no name"
-                + " — ask for a scope such as `profile` (--scope) to see one.")
-        }
+        for line in SignedInMessage.lines(for: credentials, requestedScopes: coordinator.configuration.client.scopes) { say(line) }
         if verbose {
             var saved = "Saved in \(store.path(for: credentials.identifier))"
             if credentials.refreshTokenPlace == .secretStore, let secretStore = store.secretStore {

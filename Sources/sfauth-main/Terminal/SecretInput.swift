@@ -3,8 +3,9 @@ import SFAuthCLI
 import FoundationEssentials
 import Glibc
 
-/// Reads secrets the way a careful CLI does: from the terminal without echo, from standard input,
-/// from a file or the environment — never from the command line, where `ps` and shell history see them.
+/// Reads secrets the way a careful CLI does: from the terminal without echo, or from standard input —
+/// never from the command line, where `ps` and shell history see them. (A client secret comes from a
+/// file or the environment: `SignInInputs`.)
 enum SecretInput {
     /// The password for the password grant: typed at the terminal without echo when standard input is
     /// one, else the first line of standard input (`printf %s "$PW" | sfauth login --password ...`).
@@ -20,20 +21,6 @@ enum SecretInput {
             throw .configuration("no password given: type it at the prompt, or pipe it on standard input")
         }
         return value
-    }
-
-    /// The client secret: `--client-secret-file`, else `$SFAUTH_CLIENT_SECRET`, else none.
-    static func clientSecret(file: String?, environment: [String: String]) throws(OAuthError) -> String? {
-        guard let file else {
-            let value = environment["SFAUTH_CLIENT_SECRET"] ?? ""
-            return value.isEmpty ? nil : value
-        }
-        guard let contents = try? String(contentsOfFile: file, encoding: .utf8) else {
-            throw .configuration("cannot read the client secret file \(file)")
-        }
-        let secret = contents.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-        guard !secret.isEmpty else { throw .configuration("the client secret file \(file) is empty") }
-        return secret
     }
 
     /// Shows `prompt`, then reads one line from standard input with the terminal's echo off, restored

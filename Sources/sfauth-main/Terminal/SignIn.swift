@@ -18,6 +18,7 @@ struct SignIn {
 
     /// Signs in and stores the credentials; says so when the alias moved from another account.
     func perform() async throws(OAuthError) -> OAuthCredentials {
+        for notice in plan.notices { StandardError.line(notice) }
         let server = try await discoveredServer()
         let grant = try await materializedGrant(server: server)
         let reporter = LoginProgressReporter(store: store, timeoutSeconds: plan.timeoutSeconds, acceptsPaste: plan.acceptsPaste,
@@ -42,6 +43,8 @@ struct SignIn {
         case .known(let server):
             return server
         case .discover(let issuer, let overrides):
+            // A hung server would otherwise make this a silent wait of up to SFAUTH_HTTP_TIMEOUT.
+            StandardError.line("Reading the endpoints of \(issuer) from its metadata…")
             let client = DiscoveryClient(httpClient: httpClient, cacheDirectory: DiscoveryClient.cacheDirectory(environment: context.environment))
             return overrides.applied(to: try await client.discover(issuer: issuer).server)
         }

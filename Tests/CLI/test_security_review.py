@@ -1,0 +1,78 @@
+"""Findings of the security review (issue 17 §5), each shown closed against the built program:
+the token never goes to a host other than the one checked, a server's words never drive the
+terminal, an SFDX auth URL cannot name one host and send its secrets to another, and children
+(git) never inherit sfauth's secrets."""
+import os
+import stat
+import subprocess
+
+from stub_server import StubServer
+from test_exec_and_request import stub_login
+from test_login import OK, USAGE
+
+
+def test_request_refuses_a_host_header(sfauth):
+    with StubServer() as stub:
+        stub_login(sfauth, stub)
+        stub.answer("/services/data/", 200, "ok")
+        result = sfauth.run("request", "-H", "Host: other.example", "/services/data/")
+        assert result.returncode == USAGE, result
+        assert "cannot set Host" in result.stderr
+        assert stub.requests("/services/data/") == []
+
+
+def test_request_include_escapes_the_servers_headers(sfauth):
+    with StubServer() as stub:
+        stub_login(sfauth, stub)
+        stub.answer("/services/data/", 200, "body", headers={"X-Note": "\x1b]0;owned\x07title"})
+        result = sfauth.run("request", "--include", "/services/data/")
+        assert result.returncode == OK, result.stderr
+        assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+        assert "x-note: " in result.stdout.lower() and "title" in result.stdout
+        assert result.stdout.endswith("\n\nbody")  # the body is data: as it came
+
+
+def sfdx_login(sfauth, url):
+    return subprocess.run([sfauth.binary, "login", "--sfdx-url-file", "-"], input=url + "\n", env=sfauth.env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_an_sfdx_auth_url_cannot_smuggle_another_host(sfauth):
+    with StubServer() as stub:
+        stub.answer("/services/oauth2/token", 200, {"access_token": "stolen"})
+        host = stub.url("").split("://")[1].rstrip("/")
+        for url in (f"force://PlatformCLI::5Aep861-secret@acme.my.salesforce.com#@{host}",
+                    f"force://PlatformCLI::5Aep861-secret@acme.my.salesforce.com?@{host}"):
+            result = sfdx_login(sfauth, url)
+            assert result.returncode == USAGE, result
+            assert "5Aep861-secret" not in result.stderr
+        assert stub.requests() == []
+        assert sfauth.stored_accounts() == []
+
+
+def test_an_sfdx_auth_url_at_another_host_is_said_before_its_secrets_go_there(sfauth):
+    with StubServer() as stub:
+        base = stub.url("")
+        stub.answer("/services/oauth2/token", 200, {"access_token": "00D!at", "instance_url": base, "token_type": "Bearer",
+                                                     "id": base + "/id/00D000000000001EAA/005000000000001AAA"})
+        result = sfdx_login(sfauth, f"force://PlatformCLI::5Aep861@{base}")
+        assert result.returncode == OK, result.stderr
+        first = result.stderr.splitlines()[0]
+        assert "which is not a Salesforce domain: its refresh token goes there" in first
+
+
+def test_setup_git_runs_git_without_sfauths_secrets(sfauth, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    seen = tmp_path / "git-env"
+    fake = bin_dir / "git"
+    fake.write_text(f"#!/bin/sh\necho run >> '{seen}.runs'\nenv >> '{seen}'\nexit 0\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    result = sfauth.run("setup-git", "--host", "git.example", "--file", str(tmp_path / "gitconfig"),
+                        PATH=f"{bin_dir}:{os.environ['PATH']}", SFAUTH_CLIENT_SECRET="s3cret", SFAUTH_ACCESS_TOKEN="at",
+                        SF_ACCESS_TOKEN="exported")
+    assert result.returncode == OK, result.stderr
+    environment = seen.read_text()
+    assert (tmp_path / "git-env.runs").read_text().count("run") == 3  # --unset-all, then two --add
+    for secret in ("s3cret", "SFAUTH_ACCESS_TOKEN", "exported"):
+        assert secret not in environment
