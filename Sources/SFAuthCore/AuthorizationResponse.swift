@@ -91,10 +91,12 @@ extension AuthorizationResponse {
         if let issuer {
             guard let expected = server.issuer else { return }
             guard issuer == expected else {
-                throw .invalidServerResponse("the authorization response names the issuer '\(TerminalText.escaped(issuer))', not '\(expected)' (RFC 9207): it may come from another server, so it was refused; sign in again")
+                throw .invalidServerResponse(Problem("the authorization response names the issuer '\(TerminalText.escaped(issuer))', not '\(expected)' (RFC 9207): it may come from another server, so it was refused",
+                                                     remedy: .tryAgain))
             }
         } else if server.issuerInAuthorizationResponse == true {
-            throw .invalidServerResponse("the authorization response lacks the 'iss' parameter that \(server.issuer ?? "the server") promises (RFC 9207), so it was refused; sign in again")
+            throw .invalidServerResponse(Problem("the authorization response lacks the 'iss' parameter that \(server.issuer ?? "the server") promises (RFC 9207), so it was refused",
+                                                 remedy: .tryAgain))
         }
     }
 }

@@ -45,7 +45,8 @@ public struct DiscoveryDocument: Sendable, Equatable {
     package static func decode(_ response: HTTPResponse, issuer: String, location: String) throws(OAuthError) -> DiscoveryDocument {
         let parsed = JSONValue.parse(response.body)
         if response.status >= 500 || (response.status == 200 && parsed == nil) {
-            throw .invalidServerResponse("\(location) answered HTTP \(response.status) with \(TokenResponse.describe(response)) instead of server metadata; try again later")
+            throw .invalidServerResponse(Problem("\(location) answered HTTP \(response.status) with \(TokenResponse.describe(response)) instead of server metadata",
+                                                 remedy: .tryAgainLater))
         }
         guard response.status == 200, let json = parsed, case .object = json else {
             throw .configuration("\(location) did not answer with server metadata (HTTP \(response.status)); check the issuer URL")

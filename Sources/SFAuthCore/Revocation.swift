@@ -80,11 +80,12 @@ package enum RevocationOutcome: Equatable, Sendable {
         }
         if response.status == 503 {
             let retry = response.headers["retry-after"].map { " (Retry-After: \($0))" } ?? ""
-            throw .invalidServerResponse("the revocation endpoint \(endpoint) is temporarily unavailable (HTTP 503)\(retry); the token may still be valid, try again later")
+            throw .invalidServerResponse(Problem("the revocation endpoint \(endpoint) is temporarily unavailable (HTTP 503)\(retry); the token may still be valid",
+                                                 remedy: .tryAgainLater))
         }
         var message = "the revocation endpoint \(endpoint) answered HTTP \(response.status) with \(TokenResponse.describe(response))"
         if let error { message += " (\(error.summary))" }
-        throw .invalidServerResponse(message)
+        throw .invalidServerResponse(Problem(message))
     }
 
     /// The RFC 6749 §5.2 error in a JSON or form-encoded body. Also reads a form-encoded body that
@@ -109,7 +110,8 @@ public struct RevocationReport: Sendable, Equatable {
         case alreadyInvalid(OAuthServerError?)
         /// The request failed: `.network` / `.cancelled` / `.configuration` when no answer came or
         /// the request could not be sent, `.tokenRequestRejected` when the server refused (e.g.
-        /// `invalid_client`), `.invalidServerResponse` for 5xx or an unusable answer.
+        /// `invalid_client`), `.invalidServerResponse` for 5xx or an unusable answer — or it was
+        /// never sent: `.storage` when the token could not be read from where it is kept (the keyring).
         case failed(OAuthError)
         /// Not sent, because an earlier request of the same logout got no answer from the server
         /// (unreachable, cancelled, or an endpoint that may not be used).
@@ -202,8 +204,10 @@ public struct RevocationReport: Sendable, Equatable {
             case .tokenRequestRejected(let serverError):
                 let status = serverError.httpStatus.map { "HTTP \($0), " } ?? ""
                 line = "\(host) refused to revoke the \(primary.token.displayName) (\(status)\(serverError.summary)); it was only forgotten locally"
-            case .invalidServerResponse(let message):
-                line = "\(host) did not revoke the \(primary.token.displayName) (\(message)); it was only forgotten locally"
+            case .invalidServerResponse(let problem):
+                line = "\(host) did not revoke the \(primary.token.displayName) (\(problem.text)); it was only forgotten locally"
+            case .storage(let problem):
+                line = "the \(primary.token.displayName) could not be read (\(problem.text)), so it was not revoked at \(host)"
             default:
                 line = "the \(primary.token.displayName) was not revoked at \(host) (\(error)); it was only forgotten locally"
             }

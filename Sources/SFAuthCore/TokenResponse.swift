@@ -52,7 +52,8 @@ package struct TokenResponse: Sendable, Equatable {
         if let error = serverError(in: response, json: json) {
             // A server that failed (5xx) or is overloaded did not judge the request: try again later.
             if response.status >= 500 || error.code == "temporarily_unavailable" {
-                throw .invalidServerResponse("the token endpoint \(endpoint) answered HTTP \(response.status) (\(error.summary)); try again later")
+                throw .invalidServerResponse(Problem("the token endpoint \(endpoint) answered HTTP \(response.status) (\(error.summary))",
+                                                     remedy: .tryAgainLater))
             }
             throw .tokenRequestRejected(error)
         }

@@ -38,8 +38,10 @@ public enum OAuthError: Error, Sendable, Equatable {
     case authorizationDenied(OAuthServerError)
     /// The token endpoint answered with an RFC 6749 §5.2 error (e.g. `invalid_grant`).
     case tokenRequestRejected(OAuthServerError)
-    /// The server answered, but not in a form we understand (HTML error page, bad JSON, 5xx, missing fields).
-    case invalidServerResponse(String)
+    /// The server answered, but not in a form we understand (HTML error page, bad JSON, 5xx, missing
+    /// fields). The problem's remedy says what helps when one thing does (`.tryAgainLater` for a
+    /// server that failed for now); without one, the server may be failing.
+    case invalidServerResponse(Problem)
     /// No answer: connection refused, DNS, TLS failure, timeout of one HTTP request.
     case network(String)
     /// The flow was cancelled by the user or the embedding program.
@@ -81,7 +83,8 @@ public enum OAuthError: Error, Sendable, Equatable {
     /// What helps, when one thing does: the tool showing the error says it in its own words.
     public var remedy: Remedy? {
         switch self {
-        case .configuration(let problem), .loginRequired(let problem), .storage(let problem), .timedOut(_, let problem):
+        case .configuration(let problem), .loginRequired(let problem), .storage(let problem), .timedOut(_, let problem),
+             .invalidServerResponse(let problem):
             return problem.remedy
         case .authorizationDenied(let error), .tokenRequestRejected(let error):
             return error.salesforceRefusal.map(Remedy.answerSalesforceRefusal)
@@ -124,10 +127,10 @@ extension OAuthError: CustomStringConvertible {
         case .tokenRequestRejected(let error):
             let status = error.httpStatus.map { " (HTTP \($0))" } ?? ""
             return "The token endpoint refused the request\(status): \(Self.trimmingPeriod(error.summary)).\(Self.nextStep(error, advising: advice))"
-        case .invalidServerResponse(let message):
-            // Every such message ends with what to do; most can only say "try again later".
-            let advice = message.contains(" again") ? "" : "; the server may be failing, try again later"
-            return "The server's answer could not be used: \(Self.trimmingPeriod(message))\(advice)."
+        case .invalidServerResponse(let problem) where problem.remedy == nil:
+            return "The server's answer could not be used: \(Self.trimmingPeriod(problem.text)); the server may be failing, try again later."
+        case .invalidServerResponse(let problem):
+            return "The server's answer could not be used: \(Self.text(of: problem, advising: advice))"
         case .network(let message):
             return "Network error: \(Self.trimmingPeriod(message)). Check the connection and try again."
         case .cancelled:

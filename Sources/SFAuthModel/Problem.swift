@@ -56,6 +56,11 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case allowHost(String)
     /// What Salesforce's refusal asks for: another client id, an administrator, a registered callback.
     case answerSalesforceRefusal(SalesforceRefusal)
+    /// Do the same again: the answer was refused for this attempt only (e.g. it may have come from
+    /// another server).
+    case tryAgain
+    /// Do the same again later: the server failed or was busy for now, and did not judge the request.
+    case tryAgainLater
 
     /// Signing `credentials`' account in again, the way it was signed in.
     public static func signIn(_ credentials: OAuthCredentials) -> Remedy {
@@ -77,6 +82,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .giveDeviceAuthorizationEndpoint: return "Give the server's device authorization endpoint."
         case .allowHost(let host): return "Allow the host \(host) explicitly if you trust it."
         case .answerSalesforceRefusal(let refusal): return refusal.nextStep
+        case .tryAgain: return "Try again."
+        case .tryAgainLater: return "Try again later."
         }
     }
 }

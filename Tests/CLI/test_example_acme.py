@@ -10,9 +10,18 @@ import subprocess
 
 import pytest
 
-from test_login import OK
+from test_login import OK, call_api
+from test_logout import refresh_with
 
 LOGIN_REQUIRED = 3
+ACME_SCHEMA = "io.sfauth.app.acme.Credentials"
+
+
+def keyring_refresh_token(identifier):
+    """acme's refresh token for the account, as the test keyring holds it (None when there is none)."""
+    result = subprocess.run(["secret-tool", "lookup", "xdg:schema", ACME_SCHEMA, "account", identifier, "kind", "refresh_token"],
+                            capture_output=True, text=True, timeout=10)
+    return result.stdout if result.returncode == 0 and result.stdout else None
 
 
 @pytest.fixture
@@ -73,3 +82,28 @@ def test_acme_signs_in_through_the_browser_under_its_own_name(acme, sfauth, serv
     gone = acme("whoami")
     assert gone.returncode == LOGIN_REQUIRED, gone
     assert gone.stderr.strip() == "acme: nobody is signed in. Run `acme login`.", gone.stderr
+
+
+def test_acme_logout_revokes_the_refresh_token_kept_in_the_keyring_at_the_server(acme, server):
+    """acme signs out through AccountBook.forget: the refresh token that only the keyring holds (the
+    account file has none) must be dead at the server afterwards, not merely forgotten here."""
+    if os.environ.get("SFAUTH_TEST_KEYRING") != "1":
+        pytest.fail("no test keyring: run this test under scripts/with-keyring (scripts/test does)")
+    assert acme("login").returncode == OK
+    [account] = list((acme.data / "acme" / "accounts").iterdir())
+    record = json.loads(account.read_text())
+    assert record["refreshTokenInSecretStore"] is True and "refreshToken" not in record
+    refresh_token = keyring_refresh_token(record["identifier"])
+    assert refresh_token, "acme's refresh token is not in the keyring"
+
+    logout = acme("logout")
+    assert logout.returncode == OK, logout.stderr
+    assert logout.stdout.startswith("Signed out of ") and "revoked the refresh token" in logout.stdout, logout
+
+    # At the server: a refresh with the token the keyring held is refused (a token only forgotten
+    # here would still be accepted, and rotated), and the access token no longer opens the API.
+    assert refresh_with(server, refresh_token, record["clientId"]) == 400
+    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], record["accessToken"])[0] == 401
+    # Here: nothing is left, in the keyring or in acme's directory.
+    assert keyring_refresh_token(record["identifier"]) is None
+    assert list((acme.data / "acme" / "accounts").iterdir()) == []

@@ -16,7 +16,7 @@ import Glibc
         #expect(try await resourceStatus(env, token: credentials.accessToken) == 200)
 
         let revoker = TokenRevoker(httpClient: CurlHTTPClient())
-        let report = await revoker.revoke(credentials)
+        let report = await revoker.revoke(credentials, keptIn: nil)
 
         let host = String(try env.value("SFAUTH_TEST_SERVER_URL").dropFirst("http://".count))  // 127.0.0.1:PORT
         #expect(report.endpoint == (try env.value("SFAUTH_TEST_REVOKE_URL")))
@@ -43,7 +43,7 @@ import Glibc
 
         // Revoking again: DOT answers 200 for a token it has already revoked, so both are "revoked" again
         // (never an error, never alreadyInvalid).
-        let again = await revoker.revoke(credentials)
+        let again = await revoker.revoke(credentials, keptIn: nil)
         #expect(again.entries == [.init(token: .refreshToken, status: .revoked), .init(token: .accessToken, status: .revoked)])
     }
 
@@ -74,7 +74,7 @@ import Glibc
         }
 
         // After revocation the userinfo endpoint answers 401 invalid_token: the token is no longer accepted.
-        let report = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials)
+        let report = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials, keptIn: nil)
         #expect(report.isRevokedAtServer)
         let error = await #expect(throws: OAuthError.self) { try await fetcher.fetch(for: credentials) }
         guard case .loginRequired(let message)? = error else {
@@ -101,7 +101,7 @@ import Glibc
         #expect(message.text.contains("not granted the 'openid' scope"))
         #expect(message.text.contains("(granted: read)"))
         #expect(message.text.contains("HTTP 401: invalid_token"))
-        _ = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials)
+        _ = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials, keptIn: nil)
     }
 
     // MARK: - Failures without a server
@@ -112,7 +112,7 @@ import Glibc
             authorizationEndpoint: "http://127.0.0.1:\(port)/authorize", tokenEndpoint: "http://127.0.0.1:\(port)/token",
             revocationEndpoint: "http://127.0.0.1:\(port)/revoke", userinfoEndpoint: "http://127.0.0.1:\(port)/userinfo"))
 
-        let report = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials)
+        let report = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials, keptIn: nil)
         guard case .failed(.network(let message))? = report.status(of: .refreshToken) else {
             Issue.record("expected a network failure, got \(report.entries)")
             return
@@ -135,7 +135,7 @@ import Glibc
     @Test func noRevocationEndpointMeansNothingIsSent() async throws {
         let credentials = fakeCredentials(server: AuthorizationServer(
             authorizationEndpoint: "https://idp.example/authorize", tokenEndpoint: "https://idp.example/token"))
-        let report = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials)
+        let report = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials, keptIn: nil)
         #expect(report == RevocationReport(endpoint: nil, entries: []))
         #expect(report.summary == "the server has no revocation endpoint; the tokens were only forgotten locally")
 
@@ -148,7 +148,7 @@ import Glibc
         let credentials = fakeCredentials(server: AuthorizationServer(
             authorizationEndpoint: "https://idp.example/authorize", tokenEndpoint: "https://idp.example/token",
             revocationEndpoint: "http://idp.example/revoke", userinfoEndpoint: "http://idp.example/userinfo"))
-        let report = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials)
+        let report = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials, keptIn: nil)
         guard case .failed(.configuration)? = report.status(of: .refreshToken) else {
             Issue.record("expected a configuration failure, got \(report.entries)")
             return
@@ -165,7 +165,7 @@ import Glibc
         let revoker = TokenRevoker(httpClient: CurlHTTPClient())
         let task = Task {
             try? await Task.sleep(for: .seconds(60))  // returns as soon as the task is cancelled
-            return await revoker.revoke(credentials)
+            return await revoker.revoke(credentials, keptIn: nil)
         }
         task.cancel()
         let report = await task.value
@@ -199,7 +199,7 @@ import Glibc
 
         // Revoking the refresh token ends the access token; the access token's revocation then gets
         // Salesforce's form-encoded 400, which counts as "already invalid".
-        let report = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials)
+        let report = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials, keptIn: nil)
         #expect(report.entries == [
             .init(token: .refreshToken, status: .revoked),
             .init(token: .accessToken, status: .alreadyInvalid(OAuthServerError(

@@ -106,7 +106,8 @@ import Testing
             Issue.record("expected invalidServerResponse, got \(String(describing: error))")
             return
         }
-        #expect(message == "the revocation endpoint \(endpoint) is temporarily unavailable (HTTP 503) (Retry-After: 120); the token may still be valid, try again later")
+        #expect(message == Problem("the revocation endpoint \(endpoint) is temporarily unavailable (HTTP 503) (Retry-After: 120); the token may still be valid",
+                                   remedy: .tryAgainLater))
         #expect(error?.recovery == .retryLater)
     }
 
@@ -134,7 +135,7 @@ import Testing
             Issue.record("expected invalidServerResponse, got \(String(describing: error))")
             return
         }
-        #expect(message.contains("HTTP \(status)"))
+        #expect(message.text.contains("HTTP \(status)"))
     }
 
     // MARK: - Reports
@@ -177,6 +178,17 @@ import Testing
             .init(token: .accessToken, status: .notAttempted),
         ])
         #expect(report.summary == "could not reach idp.example to revoke the tokens (could not connect to idp.example:443: Connection refused); they were only forgotten locally")
+        #expect(!report.isRevokedAtServer)
+    }
+
+    @Test func summaryWhenTheRefreshTokenCouldNotBeRead() {
+        // The keyring did not answer: the refresh token is not revoked, and the line says so.
+        let report = RevocationReport(endpoint: salesforce, entries: [
+            .init(token: .refreshToken, status: .failed(.storage("the keyring did not answer within 3 s"))),
+            .init(token: .accessToken, status: .revoked),
+        ])
+        #expect(report.summary == "the refresh token could not be read (the keyring did not answer within 3 s), so it was not revoked "
+                + "at login.salesforce.com; the access token was revoked")
         #expect(!report.isRevokedAtServer)
     }
 

@@ -105,7 +105,7 @@ import Testing
     @Test func validTokenIsReusedWithoutAnyRequest() async throws {
         let store = FileCredentialStore(directory: directory)
         try store.save(credentials(user: "alice", expiresAt: Date(timeIntervalSince1970: 1000)))
-        let source = TokenSource(store: store, httpClient: FakeHTTPClient.refusingEveryRequest(), now: { Date(timeIntervalSince1970: 900) })
+        let source = TokenSource(store: store, httpClient: FakeHTTPClient.refusingEveryRequest(), clock: TestClock(now: Date(timeIntervalSince1970: 900)))
         #expect(try await source.credentials().accessToken == "at")
     }
 

@@ -22,7 +22,7 @@ import Testing
         let coordinator = OAuthCoordinator(
             configuration: .init(server: server, client: ClientConfiguration(clientId: "cli", scopes: ["openid"]), timeout: .seconds(20),
                                  browserLauncher: browser, fetchIdentity: false),
-            delegate: delegate, httpClient: endpoint, store: store, now: { IDTokenValidatorTests.now })
+            delegate: delegate, httpClient: endpoint, store: store, clock: TestClock(now: IDTokenValidatorTests.now))
         do {
             _ = try await coordinator.authenticate()
             return (nil, delegate)
@@ -68,7 +68,7 @@ import Testing
         var someoneElse = original
         someoneElse.sub = "user-2"
         let refreshed = tokenResponse(#","id_token":"\#(try await key.sign(someoneElse))""#)
-        let source = TokenSource(store: store, httpClient: FakeHTTPClient { _ in refreshed }, now: { IDTokenValidatorTests.now })
+        let source = TokenSource(store: store, httpClient: FakeHTTPClient { _ in refreshed }, clock: TestClock(now: IDTokenValidatorTests.now))
 
         let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
         #expect(error == .idTokenRejected("in the refresh response, the refreshed ID token is for the subject 'user-2', not 'user-1' who signed in (the rotated refresh token was stored; the new access token was not)"))
@@ -90,7 +90,7 @@ import Testing
         claims.iat += 1
         let newToken = try await key.sign(claims)
         let refreshed = tokenResponse(#","id_token":"\#(newToken)""#)
-        let fresh = try await TokenSource(store: store, httpClient: FakeHTTPClient { _ in refreshed }, now: { IDTokenValidatorTests.now })
+        let fresh = try await TokenSource(store: store, httpClient: FakeHTTPClient { _ in refreshed }, clock: TestClock(now: IDTokenValidatorTests.now))
             .credentials()
         #expect(fresh.idToken == newToken)
         #expect(try store.loadDefault()?.idToken == newToken)

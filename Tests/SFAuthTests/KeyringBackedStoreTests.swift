@@ -31,11 +31,12 @@ import Testing
         #expect(secrets.lookups == 1)
     }
 
-    @Test func readingAValidTokenNeverAsksTheSecretStore() throws {
+    @Test func readingAValidTokenNeverAsksTheSecretStore() async throws {
         let store = FileCredentialStore(directory: directory, secretStore: secrets)
         try store.save(credentials(refreshToken: "rt", expiresIn: 3600))
-        let source = TokenSource(store: store, now: { Date(timeIntervalSince1970: 10) })
-        #expect(try source.usableStoredCredentials()?.accessToken == "at-0")
+        let source = TokenSource(store: store, httpClient: FakeHTTPClient.refusingEveryRequest(),
+                                 clock: TestClock(now: Date(timeIntervalSince1970: 10)))
+        #expect(try await source.credentials().accessToken == "at-0")
         #expect(secrets.lookups == 0)
     }
 
@@ -45,12 +46,12 @@ import Testing
         let endpoint = FakeHTTPClient { _ in
             HTTPResponse(status: 200, body: Array(#"{"access_token":"at-1","expires_in":3600,"refresh_token":"rt-1"}"#.utf8))
         }
-        _ = try await TokenSource(store: store, httpClient: endpoint, now: { Date(timeIntervalSince1970: 100) }).credentials()
+        _ = try await TokenSource(store: store, httpClient: endpoint, clock: TestClock(now: Date(timeIntervalSince1970: 100))).credentials()
         #expect(endpoint.bodies == ["grant_type=refresh_token&refresh_token=rt-0&client_id=cli"])
         #expect(secrets.value(account: "idp.example/u1") == "rt-1")
         // A refresh response without a refresh token keeps the one in the secret store.
         let keep = FakeHTTPClient { _ in HTTPResponse(status: 200, body: Array(#"{"access_token":"at-2","expires_in":1}"#.utf8)) }
-        _ = try await TokenSource(store: store, httpClient: keep, now: { Date(timeIntervalSince1970: 100_000) }).credentials()
+        _ = try await TokenSource(store: store, httpClient: keep, clock: TestClock(now: Date(timeIntervalSince1970: 100_000))).credentials()
         #expect(secrets.value(account: "idp.example/u1") == "rt-1")
         #expect(try store.loadDefault()?.accessToken == "at-2")
     }
@@ -134,7 +135,7 @@ final class MemorySecretStore: SecretStore, @unchecked Sendable {
         // A later refresh through a store that has a keyring, whether or not it prefers it for new sign-ins.
         let store = FileCredentialStore(directory: directory, secretStore: secrets, placesNewRefreshTokensInSecretStore: storePrefersTheKeyring)
         let endpoint = FakeHTTPClient { _ in HTTPResponse(status: 200, body: Array(#"{"access_token":"at-1","expires_in":60,"refresh_token":"rt-1"}"#.utf8)) }
-        _ = try await TokenSource(store: store, httpClient: endpoint, now: { Date(timeIntervalSince1970: 100) }).credentials()
+        _ = try await TokenSource(store: store, httpClient: endpoint, clock: TestClock(now: Date(timeIntervalSince1970: 100))).credentials()
         #expect(try store.loadDefault()?.refreshToken == "rt-1")
         #expect(secrets.lookups == 0 && secrets.value(account: "idp.example/client:cli") == nil)
     }

@@ -18,7 +18,7 @@ import Testing
         OAuthCoordinator(configuration: .init(server: server, client: ClientConfiguration(clientId: "cli", scopes: scopes),
                                               timeout: .seconds(20), browserLauncher: browser),
                          delegate: delegate, httpClient: tokenEndpoint, store: store,
-                         now: { Date(timeIntervalSince1970: 1_000_000) })
+                         clock: TestClock(now: Date(timeIntervalSince1970: 1_000_000)))
     }
 
     @Test func successStoresCredentialsBeforeDidAuthenticate() async throws {
@@ -62,7 +62,7 @@ import Testing
                 endpoint: any HTTPClient) async throws(OAuthError) -> OAuthCredentials {
         try await OAuthCoordinator(configuration: .init(server: server, client: ClientConfiguration(clientId: "cli"), timeout: .seconds(20),
                                                         browserLauncher: browser),
-                                   delegate: nil, httpClient: endpoint, store: store, now: { Date(timeIntervalSince1970: 1_000_000) })
+                                   delegate: nil, httpClient: endpoint, store: store, clock: TestClock(now: Date(timeIntervalSince1970: 1_000_000)))
             .authenticate()
     }
 

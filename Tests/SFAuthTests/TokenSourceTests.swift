@@ -24,7 +24,7 @@ import Testing
     @Test func expiredTokenIsRefreshedAndTheRotatedRefreshTokenStored() async throws {
         _ = try stored(expiresIn: 3600)
         let endpoint = FakeHTTPClient { _ in self.json(200, #"{"access_token":"at-1","expires_in":3600,"refresh_token":"rt-1"}"#) }
-        let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(3590) })
+        let source = TokenSource(store: store, httpClient: endpoint, clock: TestClock(now: self.start.addingTimeInterval(3590)))
         let fresh = try await source.credentials()
         #expect(fresh.accessToken == "at-1")
         #expect(fresh.refreshToken == "rt-1")
@@ -36,7 +36,7 @@ import Testing
     @Test func responseWithoutRefreshTokenKeepsTheOldOne() async throws {
         _ = try stored(expiresIn: 10)
         let endpoint = FakeHTTPClient { _ in self.json(200, #"{"access_token":"at-1","expires_in":"3600"}"#) }
-        let fresh = try await TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) }).credentials()
+        let fresh = try await TokenSource(store: store, httpClient: endpoint, clock: TestClock(now: self.start.addingTimeInterval(100))).credentials()
         #expect(fresh.refreshToken == "rt-0")
         #expect(try store.loadDefault()?.refreshToken == "rt-0")
     }
@@ -45,10 +45,10 @@ import Testing
         _ = try stored(expiresIn: nil)   // Salesforce: no expires_in
         let endpoint = FakeHTTPClient { _ in self.json(200, #"{"access_token":"at-1"}"#) }
         let options = TokenSource.Options(leeway: 60, assumedLifetime: 7200)
-        let early = TokenSource(store: store, httpClient: endpoint, options: options, now: { self.start.addingTimeInterval(7000) })
+        let early = TokenSource(store: store, httpClient: endpoint, options: options, clock: TestClock(now: self.start.addingTimeInterval(7000)))
         #expect(try await early.credentials().accessToken == "at-0")
         #expect(endpoint.count == 0)
-        let late = TokenSource(store: store, httpClient: endpoint, options: options, now: { self.start.addingTimeInterval(7150) })
+        let late = TokenSource(store: store, httpClient: endpoint, options: options, clock: TestClock(now: self.start.addingTimeInterval(7150)))
         #expect(try await late.credentials().accessToken == "at-1")
         #expect(endpoint.count == 1)
     }
@@ -56,7 +56,7 @@ import Testing
     @Test func rejectedRefreshTokenMarksTheAccountAndKeepsIt() async throws {
         _ = try stored(expiresIn: 10)
         let endpoint = FakeHTTPClient { _ in self.json(400, #"{"error":"invalid_grant","error_description":"expired access/refresh token"}"#) }
-        let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
+        let source = TokenSource(store: store, httpClient: endpoint, clock: TestClock(now: self.start.addingTimeInterval(100)))
         let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
         #expect(error?.recovery == .logInAgain)
         #expect(error?.description.contains("expired access/refresh token") == true)
@@ -72,7 +72,7 @@ import Testing
         // Glewlwyd answers a retired or revoked refresh token with 400 and no body at all.
         _ = try stored(expiresIn: 10)
         let endpoint = FakeHTTPClient { _ in HTTPResponse(status: 400, body: []) }
-        let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
+        let source = TokenSource(store: store, httpClient: endpoint, clock: TestClock(now: self.start.addingTimeInterval(100)))
         let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
         #expect(error?.recovery == .logInAgain)
         #expect(try store.loadDefault()?.needsLogin == true)
@@ -80,7 +80,7 @@ import Testing
         _ = try stored(expiresIn: 10)
         let html = FakeHTTPClient { _ in HTTPResponse(status: 400, body: Array("<html>proxy error</html>".utf8)) }
         let again = await #expect(throws: OAuthError.self) {
-            try await TokenSource(store: self.store, httpClient: html, now: { self.start.addingTimeInterval(100) }).credentials()
+            try await TokenSource(store: self.store, httpClient: html, clock: TestClock(now: self.start.addingTimeInterval(100))).credentials()
         }
         #expect(again?.recovery == .retryLater)
         #expect(try store.loadDefault()?.needsLogin == false)
@@ -89,7 +89,7 @@ import Testing
     @Test func networkFailureChangesNothing() async throws {
         let before = try stored(expiresIn: 10)
         let endpoint = FakeHTTPClient { _ in throw HTTPTransportError(kind: .connect, message: "could not connect to idp.example:443") }
-        let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
+        let source = TokenSource(store: store, httpClient: endpoint, clock: TestClock(now: self.start.addingTimeInterval(100)))
         let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
         #expect(error?.recovery == .retryLater)
         #expect(try store.loadDefault() == before)
@@ -98,7 +98,7 @@ import Testing
     @Test func noRefreshTokenMeansLoginRequired() async throws {
         _ = try stored(expiresIn: 10, refreshToken: nil)
         let source = TokenSource(store: store, httpClient: FakeHTTPClient { _ in self.json(500, "") },
-                                 now: { self.start.addingTimeInterval(100) })
+                                 clock: TestClock(now: self.start.addingTimeInterval(100)))
         let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
         #expect(error?.recovery == .logInAgain)
     }
@@ -107,7 +107,7 @@ import Testing
         _ = try stored(expiresIn: 10)
         // The server rotated (rt-0 is dead now) but the answer cannot be used: no access token.
         let endpoint = FakeHTTPClient { _ in self.json(200, #"{"refresh_token":"rt-1","token_type":"mac"}"#) }
-        let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
+        let source = TokenSource(store: store, httpClient: endpoint, clock: TestClock(now: self.start.addingTimeInterval(100)))
         let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
         #expect(error?.recovery == .retryLater)
         let kept = try #require(try store.loadDefault())
@@ -124,7 +124,7 @@ import Testing
             for await _ in release.stream { break }
             return self.json(200, #"{"access_token":"at-1","expires_in":3600,"refresh_token":"rt-1"}"#)
         }
-        let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
+        let source = TokenSource(store: store, httpClient: endpoint, clock: TestClock(now: self.start.addingTimeInterval(100)))
         let refresh = Task { try await source.credentials() }
         for await _ in entered.stream { break }
         // A logout that ignored the account's lock would delete now; one that takes it waits, on its
@@ -183,7 +183,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(50))
             return self.json(200, #"{"access_token":"at-1","expires_in":3600,"refresh_token":"rt-1"}"#)
         }
-        let source = TokenSource(store: store, httpClient: endpoint, now: { self.start.addingTimeInterval(100) })
+        let source = TokenSource(store: store, httpClient: endpoint, clock: TestClock(now: self.start.addingTimeInterval(100)))
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<20 { group.addTask { try await source.credentials().accessToken } }
             return try await group.reduce(into: [String]()) { $0.append($1) }

@@ -52,7 +52,9 @@ public struct AccountBook: Sendable {
     public func revokeReplaced(_ kept: Kept, with revoker: TokenRevoker) async {
         guard let replaced = kept.replaced, replaced.refreshToken != nil,
               replaced.refreshToken != kept.credentials.refreshToken else { return }
-        _ = await revoker.revoke(replaced)
+        // Revoked from the token `keep` read, never from the store: the keyring now holds the new
+        // sign-in's refresh token under the same account.
+        _ = await revoker.revoke(replaced, keptIn: nil)
     }
 
     /// Takes the refresh lock of the account `credentials` will be stored as, and reads what is
@@ -106,10 +108,25 @@ public struct AccountBook: Sendable {
         case unreadableRemoved(path: String)
     }
 
-    /// Signs an account out: revokes its tokens at the server with `revoker` (unless `nil`), then
-    /// removes it from the store — its refresh token from the keyring too; the default moves to
-    /// another account. A file that cannot be read is removed only when `removingUnreadable`.
+    /// Signs an account out — the one way to: under the account's lock (so no refresh running
+    /// meanwhile can store it again), revokes its refresh token and access token at the server with
+    /// `revoker` (unless `nil`; the refresh token read from wherever the store keeps it, the keyring
+    /// included), then removes the account from the store — its refresh token from the keyring too;
+    /// the default moves to the first remaining account. A file that cannot be read is removed only
+    /// when `removingUnreadable`.
     ///
+    /// ```swift
+    /// let book = AccountBook(store: store)
+    /// if case .forgotten(_, let revocation?) = try await book.forget(identifier, revokingWith: TokenRevoker(),
+    ///                                                                removingUnreadable: false) {
+    ///     print(revocation.summary)   // "revoked the refresh token and the access token at idp.example"
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - identifier: the account's identifier (``AccountResolver`` finds it from an alias or a username).
+    ///   - revoker: revokes the tokens first; `nil` only forgets them here.
+    ///   - removingUnreadable: whether an account file that cannot be read (damaged) is removed.
     /// - Throws: when the keyring holding its refresh token cannot be used — before anything is revoked or removed.
     public func forget(_ identifier: String, revokingWith revoker: TokenRevoker?, removingUnreadable: Bool) async throws(OAuthError) -> Farewell {
         let files = store as? FileCredentialStore
@@ -135,7 +152,7 @@ public struct AccountBook: Sendable {
             } catch .loginRequired {
                 credentials.refreshToken = nil
             }
-            revocation = await revoker.revoke(credentials)
+            revocation = await revoker.revoke(credentials, keptIn: store)
         }
         do {
             try store.delete(identifier: identifier)

@@ -1,7 +1,8 @@
 import SFAuthCore
 
-/// Revokes an account's tokens at its server (RFC 7009), as `sfauth logout` does before it forgets
-/// the account — after `SFOAuthCoordinator`'s "revoke before a forced re-login".
+/// Revokes an account's tokens at its server (RFC 7009) — what `AccountBook.forget` does before it
+/// removes an account, and what a new sign-in does to the refresh token it replaced (after
+/// `SFOAuthCoordinator`'s "revoke before a forced re-login").
 ///
 /// The refresh token is revoked first when there is one: that ends its access tokens too, at
 /// Salesforce and at servers that follow RFC 7009 §2.1. The access token is revoked as well, best
@@ -9,8 +10,9 @@ import SFAuthCore
 /// `token_type_hint` and `client_id`, and the client secret when one is given (servers such as
 /// Glewlwyd revoke only for an authenticated client).
 ///
-/// `revoke` never throws: a server that cannot be reached, refuses, answers 5xx, or a cancelled
-/// task, all end up in the `RevocationReport`, whose `summary` says in one line what happened.
+/// `revoke` never throws: a server that cannot be reached, refuses, answers 5xx, a cancelled task,
+/// or a refresh token the keyring cannot give, all end up in the `RevocationReport`, whose
+/// `summary` says in one line what happened.
 /// Once a request gets no answer at all (unreachable, cancelled, an endpoint that may not be used),
 /// the remaining token is not tried, so a dead host costs one timeout, not two.
 public struct TokenRevoker: Sendable {
@@ -30,37 +32,56 @@ public struct TokenRevoker: Sendable {
         self.clientSecret = clientSecret
     }
 
-    /// Revokes `credentials.refreshToken` (when present) and `credentials.accessToken` at
+    /// Revokes the account's refresh token (when it has one) and its access token at
     /// `credentials.server.revocationEndpoint` (RFC 7009 §2.1), and reports per token what happened.
     ///
-    /// Pass credentials whose `refreshToken` is filled in: when the store keeps the refresh token
-    /// elsewhere (a keyring), read it into the credentials first, or only the access token is revoked.
+    /// The refresh token is `credentials.refreshToken` when the credentials hold it; when their record
+    /// says it is kept in the keyring instead (`refreshTokenPlace == .secretStore`), it is read from
+    /// `store` (`CredentialStore.refreshToken(of:)`). A refresh token that cannot be read — the keyring
+    /// does not answer, or no store was given — is never skipped silently: its entry is `.failed` with
+    /// the reason, and the access token is still revoked. One the keyring no longer has is nothing to
+    /// revoke.
     ///
+    /// To sign an account out, use `AccountBook.forget(_:revokingWith:removingUnreadable:)`, which
+    /// calls this under the account's lock and then removes it.
+    ///
+    /// - Parameters:
+    ///   - credentials: the account's credentials, as stored or as just signed in.
+    ///   - store: the store the credentials are kept in, which reads a refresh token kept in the
+    ///     keyring; `nil` for credentials that hold their refresh token themselves (never stored, or
+    ///     read already).
     /// - Returns: a report with one entry per token, refresh token first. When the server has no
-    ///   revocation endpoint, nothing is sent and the report has no entries (`endpoint == nil`).
-    public func revoke(_ credentials: OAuthCredentials) async -> RevocationReport {
+    ///   revocation endpoint, nothing is sent or read and the report has no entries (`endpoint == nil`).
+    public func revoke(_ credentials: OAuthCredentials, keptIn store: (any CredentialStore)?) async -> RevocationReport {
         guard let endpoint = credentials.server.revocationEndpoint else {
             return RevocationReport(endpoint: nil, entries: [])
         }
-        var tokens: [(TokenTypeHint, String)] = []
-        if let refreshToken = credentials.refreshToken, !refreshToken.isEmpty { tokens.append((.refreshToken, refreshToken)) }
-        if !credentials.accessToken.isEmpty { tokens.append((.accessToken, credentials.accessToken)) }
+        let hasRefreshToken = credentials.refreshTokenPlace == .secretStore || !(credentials.refreshToken ?? "").isEmpty
+        let hints = (hasRefreshToken ? [TokenTypeHint.refreshToken] : []) + (credentials.accessToken.isEmpty ? [] : [.accessToken])
 
         // Tokens never travel over plain http to another machine, whatever the HTTP client allows.
         do throws(OAuthError) {
             try EndpointURL.requireSecure(endpoint, name: "revocation endpoint")
         } catch {
-            return RevocationReport(endpoint: endpoint, entries: tokens.enumerated().map { index, token in
-                RevocationReport.Entry(token: token.0, status: index == 0 ? .failed(error) : .notAttempted)
+            return RevocationReport(endpoint: endpoint, entries: hints.enumerated().map { index, hint in
+                RevocationReport.Entry(token: hint, status: index == 0 ? .failed(error) : .notAttempted)
             })
         }
 
         let client = ClientConfiguration(clientId: credentials.clientId, clientSecret: clientSecret)
         var entries: [RevocationReport.Entry] = []
         var serverAnswered = true
-        for (hint, token) in tokens {
+        for hint in hints {
             guard serverAnswered else {
                 entries.append(.init(token: hint, status: .notAttempted))
+                continue
+            }
+            let token: String
+            switch Self.token(hint, of: credentials, keptIn: store) {
+            case .success(let value?): token = value
+            case .success(nil): continue  // gone from the keyring: nothing left to revoke
+            case .failure(let unreadable):
+                entries.append(.init(token: hint, status: .failed(unreadable)))
                 continue
             }
             let status = await revoke(token, hint: hint, endpoint: endpoint, client: client)
@@ -73,6 +94,25 @@ public struct TokenRevoker: Sendable {
             entries.append(.init(token: hint, status: status))
         }
         return RevocationReport(endpoint: endpoint, entries: entries)
+    }
+
+    /// The token to revoke. The refresh token is the one the credentials hold, else the one `store`
+    /// keeps for them; `nil` when the keyring no longer has it; a failure when it cannot be read.
+    private static func token(_ hint: TokenTypeHint, of credentials: OAuthCredentials,
+                              keptIn store: (any CredentialStore)?) -> Result<String?, OAuthError> {
+        guard hint == .refreshToken else { return .success(credentials.accessToken) }
+        if let token = credentials.refreshToken, !token.isEmpty { return .success(token) }
+        guard let store else {
+            return .failure(.storage(Problem("the refresh token of \(credentials.displayLabel) is kept in the keyring, "
+                                             + "and no store was given to read it from")))
+        }
+        do {
+            return .success(try store.refreshToken(of: credentials))
+        } catch .loginRequired {
+            return .success(nil)
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// One revocation request and what its answer means.

@@ -177,17 +177,10 @@ private final class BackgroundReaper {
 
     static func start(pid: pid_t?, errorPipe: Int32) {
         let reaper = BackgroundReaper(pid: pid, errorPipe: errorPipe)
-        let context = Unmanaged.passRetained(reaper).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { context in
-            Unmanaged<BackgroundReaper>.fromOpaque(context!).takeRetainedValue().run()
-            return nil
-        }, context)
-        if result == 0 {
-            pthread_detach(thread)
-        } else {
+        do {
+            try DetachedThread.start { reaper.run() }
+        } catch {
             // No thread: give up on the pipe (the child may see EPIPE) and leave the zombie to exit.
-            Unmanaged<BackgroundReaper>.fromOpaque(context).release()
             if errorPipe >= 0 { close(errorPipe) }
         }
     }

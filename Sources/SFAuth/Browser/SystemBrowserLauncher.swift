@@ -67,7 +67,7 @@ public struct SystemBrowserLauncher: BrowserLauncher {
             return
         }
 
-        if isWSL && (environment["BROWSER"] ?? "").isEmpty {
+        if SessionKind(environment: environment).isWSL && (environment["BROWSER"] ?? "").isEmpty {
             try openInWindows(url)
             return
         }
@@ -100,12 +100,6 @@ public struct SystemBrowserLauncher: BrowserLauncher {
         throw BrowserLaunchError(message:
             "xdg-open is not installed (Debian package xdg-utils) and no command in $BROWSER worked ("
             + failures.joined(separator: "; ") + "); name another browser command, or open the URL yourself")
-    }
-
-    /// Whether this is Windows Subsystem for Linux, where the browser is a Windows program:
-    /// `WSL_DISTRO_NAME` or `WSL_INTEROP` is set (WSL sets both in every session).
-    package var isWSL: Bool {
-        !(environment["WSL_DISTRO_NAME"] ?? "").isEmpty || !(environment["WSL_INTEROP"] ?? "").isEmpty
     }
 
     /// WSL without `$BROWSER`: `wslview` (wslu), else PowerShell's `Start-Process`, else `cmd.exe

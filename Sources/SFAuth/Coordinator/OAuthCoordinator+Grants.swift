@@ -37,7 +37,7 @@ extension OAuthCoordinator {
             let audience = audience ?? JWTBearerAssertion.defaultAudience(for: server)
             renewal = signer.keyFile.map { JWTBearerRenewal(keyFile: $0, keyID: signer.keyID, subject: username, audience: audience) }
             tokens = try await requestTokens(try await signer.tokenRequest(username: username, audience: audience,
-                                                                           tokenEndpoint: server.tokenEndpoint, client: client, now: now()))
+                                                                           tokenEndpoint: server.tokenEndpoint, client: client, now: clock.now()))
         case .refreshToken(let refreshToken):
             var response = try await requestTokens(TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: server.tokenEndpoint,
                                                                         client: client))
@@ -48,12 +48,12 @@ extension OAuthCoordinator {
         if Task.isCancelled { throw .cancelled }
 
         var credentials = OAuthCredentials(response: tokens, server: server, client: client, obtainedBy: grant.authType,
-                                           username: grant.username, now: now())
+                                           username: grant.username, now: clock.now())
         credentials.jwtBearerRenewal = renewal
         credentials.recipe = SignInRecipe(client: client, grant: grant.authType, username: grant.username)
         // No nonce: none of these grants sends one (OIDC Core §3.1.3.7 asks for it only when one was
         // sent); and an ID token is checked when one comes, not required (§3.1.3.3 is the code flow's).
-        try await idTokenValidator.accept(tokens, into: &credentials, nonce: nil, codeFlowAskedForOpenID: false, now: now())
+        try await idTokenValidator.accept(tokens, into: &credentials, nonce: nil, codeFlowAskedForOpenID: false, now: clock.now())
         let kept = try await identifyAndKeep(&credentials)
         await revokeReplaced(kept)
         return credentials

@@ -101,17 +101,6 @@ public final class OAuthCoordinator: Sendable {
         state.withLock { $0.delegate = WeakDelegate(delegate) }
     }
 
-    /// Creates a coordinator that computes expiry from `now` (the system clock with another time of
-    /// day; waits stay real).
-    public convenience init(configuration: Configuration, delegate: (any OAuthCoordinatorDelegate)?,
-                            httpClient: any HTTPClient = CurlHTTPClient(), store: (any CredentialStore)? = nil,
-                            now: @escaping @Sendable () -> Date) {
-        self.init(configuration: configuration, delegate: delegate, httpClient: httpClient, store: store, clock: TimeOfDayClock(now))
-    }
-
-    /// The time of day on the coordinator's clock.
-    func now() -> Date { clock.now() }
-
     /// Runs the browser sign-in and returns the credentials; the delegate hears the same outcome.
     ///
     /// Ends with `OAuthError.cancelled` on task cancellation or `cancel()`, and `OAuthError.timedOut`
@@ -167,9 +156,6 @@ public final class OAuthCoordinator: Sendable {
     public func cancel() {
         state.withLock { $0.flow }?.cancel()
     }
-
-    /// Same as `cancel()`; the name `SFOAuthCoordinator` uses.
-    public func stopAuthentication() { cancel() }
 
     /// Runs one flow — the delegate's `willBegin`, `body`, then `didAuthenticate` or `didFail` —
     /// in a task of its own that `cancel()` cancels, so a flow has one cancellation path: task
@@ -325,15 +311,18 @@ public final class OAuthCoordinator: Sendable {
     /// Returns the failure message, or `nil` when the browser was opened.
     private static func open(_ url: String, with launcher: any BrowserLauncher) async -> String? {
         await withCheckedContinuation { continuation in
-            let started = DedicatedThread.start {
-                do {
-                    try launcher.open(url)
-                    continuation.resume(returning: nil)
-                } catch {
-                    continuation.resume(returning: "\(error)")
+            do {
+                try DetachedThread.start {
+                    do {
+                        try launcher.open(url)
+                        continuation.resume(returning: nil)
+                    } catch {
+                        continuation.resume(returning: "\(error)")
+                    }
                 }
+            } catch {
+                continuation.resume(returning: "no thread could be started to launch the browser (\(error))")
             }
-            if !started { continuation.resume(returning: "no thread could be started to launch the browser") }
         }
     }
 
@@ -350,14 +339,14 @@ public final class OAuthCoordinator: Sendable {
     private func exchange(_ response: AuthorizationResponse, for request: AuthorizationRequest) async throws(OAuthError) -> OAuthCredentials {
         let httpResponse = try await httpClient.sendForOAuth(TokenRequest.authorizationCode(response, for: request))
         let tokens = try TokenResponse.decode(httpResponse, endpoint: request.server.tokenEndpoint)
-        var credentials = OAuthCredentials(response: tokens, request: request, now: now())
+        var credentials = OAuthCredentials(response: tokens, request: request, now: clock.now())
         // RFC 9207 with a server given only by its endpoints: remember the issuer it named, and hold
         // later sign-ins to this account to it (see `AuthorizationResponse.checkIssuer(of:)`).
         if request.server.issuer == nil { credentials.authorizationResponseIssuer = response.issuer }
         credentials.recipe = SignInRecipe(client: request.client, grant: .browser)
         // OIDC Core §3.1.3.7, with this login's nonce; the account is named after the validated claims.
         try await idTokenValidator.accept(tokens, into: &credentials, nonce: request.nonce,
-                                          codeFlowAskedForOpenID: request.client.requestsOpenID, now: now())
+                                          codeFlowAskedForOpenID: request.client.requestsOpenID, now: clock.now())
         return credentials
     }
 }

@@ -17,7 +17,7 @@ enum PastedRedirect {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard slot.install(continuation) else { return }
-                _ = DedicatedThread.start {
+                try? DetachedThread.start {
                     while let line = source.nextLine(), slot.isWaiting {
                         if line.allSatisfy(\.isWhitespace) { continue }
                         let outcome = CallbackOutcome(pastedURL: line, redirectURI: request.redirectURI, expectedState: request.state)

@@ -80,14 +80,15 @@ public final class CurlHTTPClient: HTTPClient {
         let options = self.options
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
-                let started = DedicatedThread.start {
-                    continuation.resume(
-                        with: CurlTransfer.run(request, endpoint: endpoint, options: options, cancel: cancel))
-                }
-                if !started {
+                do {
+                    try DetachedThread.start {
+                        continuation.resume(
+                            with: CurlTransfer.run(request, endpoint: endpoint, options: options, cancel: cancel))
+                    }
+                } catch {
                     continuation.resume(
                         throwing: HTTPTransportError(
-                            kind: .other, message: "request to \(endpoint.display) failed: could not start a thread"))
+                            kind: .other, message: "request to \(endpoint.display) failed: could not start a thread (\(error))"))
                 }
             }
         } onCancel: {
@@ -104,22 +105,19 @@ public final class CurlHTTPClient: HTTPClient {
 
 /// A transfer's cancellation flag, shared by the task's cancellation handler and the transfer thread.
 final class CurlCancelSignal: @unchecked Sendable {
-    // The C object is thread-safe; this class only owns its lifetime.
-    private let raw: OpaquePointer
+    /// The C object, for `sfcurl_perform`. It is thread-safe; this class only owns its lifetime.
+    let pointer: OpaquePointer
 
     init?() {
-        guard let raw = sfcurl_cancel_create() else { return nil }
-        self.raw = raw
+        guard let pointer = sfcurl_cancel_create() else { return nil }
+        self.pointer = pointer
     }
 
-    deinit { sfcurl_cancel_destroy(raw) }
+    deinit { sfcurl_cancel_destroy(pointer) }
 
     /// Sets the flag and wakes the transfer if it is waiting on the network.
-    func signal() { sfcurl_cancel_signal(raw) }
+    func signal() { sfcurl_cancel_signal(pointer) }
 
     /// Whether `signal()` has been called.
-    var isSignalled: Bool { sfcurl_cancel_is_signalled(raw) != 0 }
-
-    /// The C object, for `sfcurl_perform`.
-    var pointer: OpaquePointer { raw }
+    var isSignalled: Bool { sfcurl_cancel_is_signalled(pointer) != 0 }
 }

@@ -13,8 +13,9 @@ struct HTTPEndpoint: Sendable, Equatable {
     /// `host:port`, for error messages.
     var display: String { "\(host):\(port)" }
 
-    /// Whether `host` is a loopback address or `localhost`.
-    var isLoopback: Bool { HTTPURLPolicy.isLoopback(host: host) }
+    /// Whether `host` is a loopback address or `localhost`: the core's rule, which also decides which
+    /// endpoints configuration accepts, so both checks give one answer.
+    var isLoopback: Bool { EndpointURL.isLoopback(host: host) }
 }
 
 /// The rule every request obeys before any network I/O: only `https`, or plain `http` to a
@@ -96,8 +97,4 @@ enum HTTPURLPolicy {
                     + "only https, or http to a loopback address, is allowed")
         }
     }
-
-    /// Whether `host` (lower-case, IPv6 in brackets) is loopback: the core's rule, which also
-    /// decides which endpoints configuration accepts, so both checks give one answer.
-    static func isLoopback(host: String) -> Bool { EndpointURL.isLoopback(host: host) }
 }

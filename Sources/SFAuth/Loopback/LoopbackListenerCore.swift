@@ -5,6 +5,11 @@ import Synchronization
 /// The state a `LoopbackListener` shares between the callers (any thread or task) and its server
 /// thread. The server thread owns the sockets once it runs; callers leave it a command (cancel, or
 /// the result page to show) and wake its `poll()` through a socket pair — nothing polls a flag.
+///
+/// It is an object of its own, not part of `LoopbackListener`, because the server thread holds it
+/// for as long as it runs: were that the listener, a caller that drops its listener mid-wait would
+/// never see it released, and the listener's `deinit` — which cancels and closes everything — would
+/// never run. The listener is the caller's handle; this is what the handle and the thread share.
 final class LoopbackListenerCore: Sendable {
     private enum Phase {
         /// Bound, no server thread yet: the sockets belong to this object.
@@ -70,10 +75,12 @@ final class LoopbackListenerCore: Sendable {
             continuation.resume(throwing: error)
         case .run(let listeners, let wake):
             let server = LoopbackServer(configuration, limits: limits, listeners: listeners, wakeFD: wake, core: self)
-            if !server.startThread() {
-                let reason = GlibcExtras.errorText(errno)
-                server.closeAll()
-                serverEnded(error: .localFault("cannot start the listener thread: \(reason)"))
+            do {
+                try DetachedThread.start { server.run() }
+            } catch {
+                // The server never ran, so the listening sockets are still only ours to close.
+                for fd in listeners { LoopbackSockets.shutdownAndClose(fd) }
+                serverEnded(error: .localFault("cannot start the listener thread: \(error)"))
             }
         }
     }

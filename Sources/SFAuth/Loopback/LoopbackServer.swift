@@ -20,24 +20,6 @@ final class LoopbackServer {
         self.core = core
     }
 
-    /// Runs `run()` on a new detached thread. Returns `false` when no thread could be created.
-    func startThread() -> Bool {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { context in
-            let server = Unmanaged<LoopbackServer>.fromOpaque(context!).takeRetainedValue()
-            server.run()
-            return nil
-        }, context)
-        guard result == 0 else {
-            Unmanaged<LoopbackServer>.fromOpaque(context).release()
-            errno = result
-            return false
-        }
-        pthread_detach(thread)
-        return true
-    }
-
     /// Closes the listening sockets and every connection (shut down first: closed for good even if
     /// a child being spawned holds copies of the descriptors, see `LoopbackSockets.shutdownAndClose`).
     func closeAll() {
@@ -48,7 +30,9 @@ final class LoopbackServer {
 
     // MARK: - The loop
 
-    private func run() {
+    /// Serves until the wait ends and the result page is shown (or the listener is cancelled or
+    /// fails), then closes everything. Runs on the listener's own thread (`DetachedThread`).
+    func run() {
         var pollFDs: [pollfd] = []
         while true {
             let commands = core.takeCommands()

@@ -44,7 +44,8 @@ public struct TokenSource: Sendable {
 
     private let store: any CredentialStore
     private let httpClient: any HTTPClient
-    private let options: Options
+    /// When tokens count as expired, and what renews them besides a refresh token.
+    public let options: Options
     private let clock: any AuthClock
 
     /// Creates a token source. The HTTP client is used only when a refresh is needed (`CurlHTTPClient`
@@ -64,33 +65,9 @@ public struct TokenSource: Sendable {
         self.clock = clock
     }
 
-    /// Creates a token source that judges expiry by `now` (the system clock with another time of day).
-    public init(store: any CredentialStore, httpClient: any HTTPClient = CurlHTTPClient(), options: Options = Options(),
-                now: @escaping @Sendable () -> Date) {
-        self.init(store: store, httpClient: httpClient, options: options, clock: TimeOfDayClock(now))
-    }
-
-    private func now() -> Date { clock.now() }
-
-    /// How long tokens without a stated expiry are assumed to live (`Options.assumedLifetime`).
-    public var assumedLifetime: TimeInterval { options.assumedLifetime }
-
     /// Whether `credentials` can be used as they are.
     public func isUsable(_ credentials: OAuthCredentials) -> Bool {
-        options.freshness.isUsable(credentials, at: now())
-    }
-
-    /// The stored credentials when they can be used as they are, without any request; `nil` when
-    /// they need a refresh first. Synchronous, so a caller with a valid token need not start the
-    /// concurrency runtime. (`sfauth token`'s own fast path is the static front end, which applies
-    /// the same `TokenFreshness` rule to the same file format.)
-    ///
-    /// - Throws: what `credentials(account:)` throws when no refresh can help.
-    public func usableStoredCredentials(account: String? = nil) throws(OAuthError) -> OAuthCredentials? {
-        let stored = try load(account)
-        if isUsable(stored) { return stored }
-        try requireRefreshable(stored)
-        return nil
+        options.freshness.isUsable(credentials, at: clock.now())
     }
 
     /// Credentials with a usable access token for `account` (default: the default account).
@@ -117,7 +94,7 @@ public struct TokenSource: Sendable {
         // would retire the token the other process just handed out.)
         let current = try load(stored.identifier)
         if current.accessToken != stored.accessToken && !current.needsLogin
-            && !current.isExpired(at: now(), leeway: 0, assumedLifetime: options.assumedLifetime) { return current }
+            && !current.isExpired(at: clock.now(), leeway: 0, assumedLifetime: options.assumedLifetime) { return current }
         if !forceRefresh && isUsable(current) { return current }
         try requireRefreshable(current)
         return try await refresh(current)
@@ -159,7 +136,7 @@ public struct TokenSource: Sendable {
     }
 
     private func isExpiredNow(_ credentials: OAuthCredentials) -> Bool {
-        credentials.isExpired(at: now(), leeway: options.leeway, assumedLifetime: options.assumedLifetime)
+        credentials.isExpired(at: clock.now(), leeway: options.leeway, assumedLifetime: options.assumedLifetime)
     }
 
     /// One refresh grant (RFC 6749 §6), under the account's lock. The new credentials — with a rotated
@@ -172,7 +149,7 @@ public struct TokenSource: Sendable {
             request = TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint,
                                            client: ClientConfiguration(clientId: credentials.clientId))
         } else if let renewal = credentials.jwtBearerRenewal {
-            request = try await Self.renewalRequest(renewal, for: credentials, now: now())
+            request = try await Self.renewalRequest(renewal, for: credentials, now: clock.now())
         } else if credentials.obtainedBy == .clientCredentials, let secret = options.clientSecret {
             request = TokenRequest.clientCredentials(
                 tokenEndpoint: credentials.server.tokenEndpoint,
@@ -195,18 +172,19 @@ public struct TokenSource: Sendable {
         } catch .tokenRequestRejected(let error) where error.code == "invalid_grant" {
             if error.description?.contains("already being processed") == true {
                 // Salesforce: a refresh with this token is running elsewhere (another machine). Not our token's fault.
-                throw .invalidServerResponse("the server is already processing a refresh for \(credentials.displayLabel); try again in a moment")
+                throw .invalidServerResponse(Problem("the server is already processing a refresh for \(credentials.displayLabel)",
+                                                     remedy: .tryAgainLater))
             }
             var rejected = credentials
             rejected.status = .loginRequired
             try store.update(rejected)
             throw .loginRequired(Problem("The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)).", remedy: .signIn(credentials)))
         }
-        let refreshed = current.refreshed(with: response, now: now())
+        let refreshed = current.refreshed(with: response, now: clock.now())
         if let idToken = response.idToken, idToken != credentials.idToken {
             // OIDC Core §12.2. Only the rotated refresh token is kept (above) until the new ID token
             // passed: the new access token is used only then.
-            try await IDTokenValidator(httpClient: httpClient).acceptRefreshed(idToken, of: credentials, now: now())
+            try await IDTokenValidator(httpClient: httpClient).acceptRefreshed(idToken, of: credentials, now: clock.now())
         }
         try store.update(refreshed)
         return refreshed

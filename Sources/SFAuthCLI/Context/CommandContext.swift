@@ -109,7 +109,7 @@ package struct StoredAccounts: Sendable {
     /// A usable token of `identifier` (`nil`: the default account), renewed first when needed.
     package func token(for identifier: String?, forceRefresh: Bool = false) async throws(OAuthError) -> IssuedToken {
         let credentials = try await source.credentials(account: identifier, forceRefresh: forceRefresh)
-        return IssuedToken(credentials, assumedLifetime: source.assumedLifetime)
+        return IssuedToken(credentials, assumedLifetime: source.options.assumedLifetime)
     }
 }
 

@@ -27,12 +27,13 @@ package struct TerminalSession: Sendable, Equatable {
         self.browserVariable = browserVariable
     }
 
-    /// This process's session, as `environment` and standard input say.
+    /// This process's session, as `environment` (the library's `SessionKind`) and standard input say.
     package init(environment: [String: String]) {
         func isSet(_ name: String) -> Bool { !(environment[name] ?? "").isEmpty }
-        self.init(hasDisplay: isSet("DISPLAY") || isSet("WAYLAND_DISPLAY"),
-                  isSSH: isSet("SSH_CONNECTION") || isSet("SSH_TTY"),
-                  isWSL: SystemBrowserLauncher(environment: environment).isWSL,
+        let kind = SessionKind(environment: environment)
+        self.init(hasDisplay: kind.display != nil,
+                  isSSH: kind.isSSH,
+                  isWSL: kind.isWSL,
                   standardInputIsTerminal: isatty(0) == 1,
                   browserVariable: isSet("BROWSER") ? environment["BROWSER"] : nil)
     }

@@ -106,7 +106,7 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
             summary.alias = credentials.alias
             summary.username = credentials.username
             summary.user = credentials.username ?? (credentials.obtainedBy == .clientCredentials ? "client \(credentials.clientId)" : nil)
-            summary.expiresAt = credentials.expiry(assumedLifetime: tokenSource.assumedLifetime)
+            summary.expiresAt = credentials.expiry(assumedLifetime: tokenSource.options.assumedLifetime)
             switch credentials.refreshTokenPlace {
             case .none: break
             case .record: summary.refreshToken = .file

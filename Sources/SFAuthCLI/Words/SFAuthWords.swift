@@ -35,6 +35,8 @@ package enum SFAuthWords {
             return salesforceNextStep(refusal)
         case .allowHost(let host):
             return "Add --allow-host \(host) if you trust it."
+        case .tryAgain, .tryAgainLater:
+            return remedy.description
         case .giveDeviceAuthorizationEndpoint:
             return "Give it with --device-authorization-url, or use a server that supports the device grant."
         }

@@ -20,8 +20,8 @@ extension DoctorFacts {
         }
         return DoctorFacts(
             session: context.session,
-            display: environment["WAYLAND_DISPLAY"].map { "Wayland \($0)" } ?? environment["DISPLAY"].map { "X11 \($0)" },
-            sshClient: environment["SSH_CONNECTION"].map { $0.split(separator: " ").first.map(String.init) ?? "?" },
+            display: SessionKind(environment: environment).display?.description,
+            sshClient: SessionKind(environment: environment).sshClientAddress,
             opener: executable("xdg-open", path: environment["PATH"]),
             keyring: SecretServiceStore.probe(),
             store: store,

@@ -32,10 +32,10 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
                           info: AuthInfo) -> BrowserPresentation {
         self.redirectURI.withLock { $0 = redirectURI }
         let host = EndpointURL.parts(of: coordinator.configuration.server.authorizationEndpoint)?.host ?? "the server"
-        if let launcher = coordinator.configuration.browserLauncher {
+        if coordinator.configuration.browserLauncher != nil {
             say("Opening your browser to sign in at \(host)…")
             // WSL's Windows browser may open behind other windows, or not at all: the URL is printed too.
-            if (launcher as? SystemBrowserLauncher)?.isWSL == true { say("If it does not open, open this URL:\n\n    \(url)\n") }
+            if session.isWSL { say("If it does not open, open this URL:\n\n    \(url)\n") }
         } else if session.isRemoteWithoutDisplay {
             say("Not opening a browser: this is an SSH session without a forwarded display.")
         }

@@ -41,11 +41,22 @@ enum Acme {
         if response.status >= 400 { throw AcmeUI.Usage("the API answered \(response.status)") }
     }
 
-    static func logout() throws {
+    /// Signs the default account out the one way SFAuth has: `AccountBook.forget` revokes its
+    /// tokens at the server (the refresh token read from the keyring) and then removes it.
+    static func logout() async throws {
         let store = try store()
-        guard let identifier = try store.defaultIdentifier() else { throw OAuthError.loginRequired("nobody is signed in") }
-        try store.delete(identifier: identifier)
-        print("Signed out.")
+        guard let identifier = try store.defaultIdentifier() else {
+            throw OAuthError.loginRequired(.init("nobody is signed in", remedy: .signIn(account: nil, grant: nil)))
+        }
+        let revoker = TokenRevoker(clientSecret: settings.clientSecret)
+        switch try await AccountBook(store: store).forget(identifier, revokingWith: revoker, removingUnreadable: false) {
+        case .forgotten(let credentials, let revocation):
+            print("Signed out of \(credentials.displayLabel): \(revocation?.summary ?? "forgotten here").")
+        case .revokedButKept(_, revocation: _, error: let error), .unreadableKept(path: _, problem: let error):
+            throw error
+        case .notStored, .unreadableRemoved:
+            print("Signed out.")
+        }
     }
 
     // MARK: - SFAuth, set up as acme

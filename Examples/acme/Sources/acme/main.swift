@@ -3,7 +3,7 @@
 //   acme login [--issuer URL] [--client-id ID]   sign in (ACME_ISSUER, ACME_CLIENT_ID by default)
 //   acme whoami                                   who is signed in
 //   acme get URL                                  GET URL with the access token (renewed when needed)
-//   acme logout                                   forget the account
+//   acme logout                                   sign out: revoke the tokens, forget the account
 import Glibc
 import SFAuth
 
@@ -13,7 +13,7 @@ do {
     case "login": try await Acme.login(options: Array(arguments.dropFirst()))
     case "whoami": try await Acme.whoami()
     case "get" where arguments.count == 2: try await Acme.get(arguments[1])
-    case "logout": try Acme.logout()
+    case "logout": try await Acme.logout()
     default:
         AcmeUI.say("usage: acme login [--issuer URL] [--client-id ID] | acme whoami | acme get URL | acme logout")
         exit(2)
