@@ -10,7 +10,7 @@ import Testing
                       keyring: SecretServiceAvailability = .available, store: DoctorFacts.Store = .usable(directory: "/h/s"),
                       port: DoctorFacts.Port = .free(1717), proxies: [String] = [], clock: DoctorFacts.Clock = .offset(url: "https://s", seconds: 2))
         -> DoctorFacts {
-        DoctorFacts(session: session, display: session.hasDisplay ? "X11 :0" : nil, opener: opener, keyring: keyring, store: store,
+        DoctorFacts(session: session, opener: opener, keyring: keyring, store: store,
                     port: port, proxies: proxies, clock: clock)
     }
 
@@ -65,10 +65,10 @@ import Testing
     }
 
     @Test func anSSHSessionGetsItsOwnLine() {
-        var facts = Self.facts(session: TerminalSession(isSSH: true))
-        facts.sshClient = "192.0.2.7"
-        let names = DoctorCheck.checks(facts).map(\.name)
-        #expect(names.firstIndex(of: "ssh") == 2)
+        let facts = Self.facts(session: TerminalSession(kind: SessionKind(isSSH: true, sshClientAddress: "192.0.2.7")))
+        let checks = DoctorCheck.checks(facts)
+        #expect(checks.map(\.name).firstIndex(of: "ssh") == 2)
+        #expect(checks[2].text.hasPrefix("connected over SSH from 192.0.2.7: "))
     }
 }
 

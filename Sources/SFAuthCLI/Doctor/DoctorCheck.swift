@@ -37,7 +37,8 @@ package struct DoctorCheck: Sendable, Equatable {
     /// The verdicts on `facts`, one per check, in the order they are printed.
     package static func checks(_ facts: DoctorFacts) -> [DoctorCheck] {
         var checks = [display(facts), browser(facts)]
-        if let client = facts.sshClient {
+        if facts.session.isSSH {
+            let client = facts.session.kind.sshClientAddress ?? "?"
             checks.append(DoctorCheck("ssh", .note,
                 "connected over SSH from \(client): a browser there reaches this login through `ssh -L PORT:localhost:PORT`, or paste the address back"))
         }
@@ -46,7 +47,7 @@ package struct DoctorCheck: Sendable, Equatable {
     }
 
     private static func display(_ facts: DoctorFacts) -> DoctorCheck {
-        if facts.session.hasDisplay { return DoctorCheck("display", .ok, "a display is available (\(facts.display ?? "X11"))") }
+        if let display = facts.session.kind.display { return DoctorCheck("display", .ok, "a display is available (\(display))") }
         if facts.session.isWSL {
             return DoctorCheck("display", .note, "WSL: the Windows browser opens through $BROWSER or wslview; if none does, open the printed URL yourself")
         }

@@ -3,12 +3,8 @@ import SFAuth
 /// What `sfauth doctor` found on this machine, before any verdict: gathered by the program (files,
 /// sockets, the keyring, one request for the server's clock), judged by `DoctorCheck.checks(_:)`.
 package struct DoctorFacts: Sendable, Equatable {
-    /// The terminal session: display, SSH, WSL, `$BROWSER`.
+    /// The terminal session: display, SSH (and from where), WSL, `$BROWSER`.
     package var session: TerminalSession
-    /// `Wayland wayland-0` or `X11 :0`, when there is a display.
-    package var display: String?
-    /// The address the SSH session comes from, when this is one.
-    package var sshClient: String?
     /// Where `xdg-open` is, when it is installed.
     package var opener: String?
     /// Whether the keyring answers.
@@ -58,12 +54,10 @@ package struct DoctorFacts: Sendable, Equatable {
     }
 
     /// Creates facts.
-    package init(session: TerminalSession, display: String? = nil, sshClient: String? = nil, opener: String? = nil,
+    package init(session: TerminalSession, opener: String? = nil,
                  keyring: SecretServiceAvailability, store: Store, port: Port, proxies: [String] = [], noProxy: String? = nil,
                  clock: Clock) {
         self.session = session
-        self.display = display
-        self.sshClient = sshClient
         self.opener = opener
         self.keyring = keyring
         self.store = store

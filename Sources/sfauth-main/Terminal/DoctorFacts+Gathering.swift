@@ -20,8 +20,6 @@ extension DoctorFacts {
         }
         return DoctorFacts(
             session: context.session,
-            display: SessionKind(environment: environment).display?.description,
-            sshClient: SessionKind(environment: environment).sshClientAddress,
             opener: executable("xdg-open", path: environment["PATH"]),
             keyring: SecretServiceStore.probe(),
             store: store,
