@@ -41,3 +41,34 @@ def test_doctor_names_what_would_stop_a_sign_in_and_the_fix(sfauth):
     assert checks["store"].startswith("PROBLEM") and "chmod 700" in checks["store"]
     assert checks["port"].startswith("PROBLEM") and f"held by python" in checks["port"] and f"(pid {holder.pid})" in checks["port"]
     assert checks["proxy"].startswith("note") and "HTTPS_PROXY" in checks["proxy"]
+
+
+def test_doctor_checks_the_browser_the_display_and_the_server_are_really_there(sfauth, tmp_path):
+    """$BROWSER must name something that exists, something must answer at DISPLAY, and the server must
+    answer: else a sign-in would fail, and doctor says so and exits 1 (issue 17 §18)."""
+    from conftest import free_port
+    import socket
+    listener = None
+    for port in range(6100, 6200):                     # an X11 display N listens on TCP 6000+N
+        try:
+            listener = socket.socket()
+            listener.bind(("127.0.0.1", port))
+            listener.listen()
+            break
+        except OSError:
+            listener.close()
+            listener = None
+    assert listener, "no free port in 6100-6199"
+    try:
+        display = f"127.0.0.1:{listener.getsockname()[1] - 6000}"
+        good = sfauth.run("doctor", DISPLAY=display)
+        assert lines(good)["display"].startswith("ok") and display in lines(good)["display"], good.stdout
+    finally:
+        listener.close()
+    dead = sfauth.run("doctor", DISPLAY=display, BROWSER="no-such-browser-here --new-window")
+    assert dead.returncode == STORAGE, dead.stdout
+    assert lines(dead)["display"].startswith("PROBLEM") and "nothing answers" in lines(dead)["display"]
+    assert lines(dead)["browser"].startswith("PROBLEM") and "cannot be found" in lines(dead)["browser"]
+    unreachable = sfauth.run("doctor", "--server", f"http://127.0.0.1:{free_port()}/")
+    assert unreachable.returncode == STORAGE, unreachable.stdout
+    assert lines(unreachable)["clock"].startswith("PROBLEM") and "could not reach" in lines(unreachable)["clock"]

@@ -56,6 +56,15 @@ import Testing
         Case(facts: facts(clock: .offset(url: "https://s", seconds: -90.4)), name: "clock", verdict: .problem,
              text: "this machine is 90 s behind https://s: tokens and assertions will be refused; set the clock (timedatectl set-ntp true)"),
         Case(facts: facts(clock: .noServer), name: "clock", verdict: .note, text: "no server to compare with (no default account); give --server URL"),
+        Case(facts: facts(clock: .unreachable(url: "https://s", reason: "could not connect")), name: "clock", verdict: .problem,
+             text: "could not reach https://s: could not connect; a sign-in there would fail the same way"),
+        Case(facts: DoctorFacts(session: TerminalSession(browserVariable: "nosuch-browser"), browserFound: false, keyring: .available,
+                                store: .usable(directory: "/h/s"), port: .anyFree, clock: .noServer),
+             name: "browser", verdict: .problem, text: "$BROWSER is nosuch-browser, which cannot be found: fix it, or unset it"),
+        Case(facts: DoctorFacts(session: TerminalSession(hasDisplay: true), displayAnswers: false, keyring: .available,
+                                store: .usable(directory: "/h/s"), port: .anyFree, clock: .noServer),
+             name: "display", verdict: .problem,
+             text: "X11 :0 is set, but nothing answers there: a browser cannot open on it; start the display, or unset the variable to get the URL printed"),
         Case(facts: facts(clock: .noDate(url: "https://s")), name: "clock", verdict: .note, text: "https://s sent no usable Date header"),
     ])
     func verdicts(_ example: Case) throws {

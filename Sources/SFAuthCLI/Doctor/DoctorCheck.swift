@@ -47,7 +47,13 @@ package struct DoctorCheck: Sendable, Equatable {
     }
 
     private static func display(_ facts: DoctorFacts) -> DoctorCheck {
-        if let display = facts.session.kind.display { return DoctorCheck("display", .ok, "a display is available (\(display))") }
+        if let display = facts.session.kind.display {
+            guard facts.displayAnswers != false else {
+                return DoctorCheck("display", .problem,
+                    "\(display) is set, but nothing answers there: a browser cannot open on it; start the display, or unset the variable to get the URL printed")
+            }
+            return DoctorCheck("display", .ok, "a display is available (\(display))")
+        }
         if facts.session.isWSL {
             return DoctorCheck("display", .note, "WSL: the Windows browser opens through $BROWSER or wslview; if none does, open the printed URL yourself")
         }
@@ -57,6 +63,9 @@ package struct DoctorCheck: Sendable, Equatable {
 
     private static func browser(_ facts: DoctorFacts) -> DoctorCheck {
         if let browser = facts.session.browserVariable {
+            guard facts.browserFound != false else {
+                return DoctorCheck("browser", .problem, "$BROWSER is \(browser), which cannot be found: fix it, or unset it")
+            }
             return DoctorCheck("browser", .ok, "$BROWSER is \(browser)\(facts.opener == nil ? " (xdg-open is not installed)" : "")")
         }
         if let opener = facts.opener {
@@ -108,7 +117,8 @@ package struct DoctorCheck: Sendable, Equatable {
     private static func clock(_ clock: DoctorFacts.Clock) -> DoctorCheck {
         switch clock {
         case .noServer: return DoctorCheck("clock", .note, "no server to compare with (no default account); give --server URL")
-        case .unreachable(let url, let reason): return DoctorCheck("clock", .note, "could not reach \(url): \(reason)")
+        case .unreachable(let url, let reason):
+            return DoctorCheck("clock", .problem, "could not reach \(url): \(reason); a sign-in there would fail the same way")
         case .noDate(let url): return DoctorCheck("clock", .note, "\(url) sent no usable Date header")
         case .offset(let url, let seconds):
             let text = "this machine is \(Int(abs(seconds).rounded())) s \(seconds >= 0 ? "ahead of" : "behind") \(url)"

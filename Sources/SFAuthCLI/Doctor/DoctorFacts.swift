@@ -7,6 +7,11 @@ package struct DoctorFacts: Sendable, Equatable {
     package var session: TerminalSession
     /// Where `xdg-open` is, when it is installed.
     package var opener: String?
+    /// Whether the command `$BROWSER` names can be found; `nil` when `$BROWSER` is unset.
+    package var browserFound: Bool?
+    /// Whether something answers at the display (its socket accepts a connection); `nil` when
+    /// there is no display.
+    package var displayAnswers: Bool?
     /// Whether the keyring answers.
     package var keyring: SecretServiceAvailability
     /// The credentials directory.
@@ -54,10 +59,12 @@ package struct DoctorFacts: Sendable, Equatable {
     }
 
     /// Creates facts.
-    package init(session: TerminalSession, opener: String? = nil,
+    package init(session: TerminalSession, opener: String? = nil, browserFound: Bool? = nil, displayAnswers: Bool? = nil,
                  keyring: SecretServiceAvailability, store: Store, port: Port, proxies: [String] = [], noProxy: String? = nil,
                  clock: Clock) {
         self.session = session
+        self.browserFound = browserFound
+        self.displayAnswers = displayAnswers
         self.opener = opener
         self.keyring = keyring
         self.store = store

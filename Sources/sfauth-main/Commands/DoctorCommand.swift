@@ -9,9 +9,10 @@ struct DoctorCommand: SFAuthSubcommand {
         abstract: "Check what a sign-in needs here: browser, display, keyring, store, clock, proxy, callback port.",
         discussion: """
             Prints one line per check — ok, note or PROBLEM — with the fix. Exits 1 when something would \
-            stop a sign-in (the store cannot be used, the callback port is taken); notes (no display, a \
-            locked keyring, a proxy) only change how the sign-in goes. The clock is compared with the \
-            Date header of the default account's server (or --server URL), the only network request.
+            stop a sign-in (the store cannot be used, the callback port is taken, $BROWSER names nothing \
+            that exists, nothing answers at DISPLAY, the server cannot be reached); notes (no display, a \
+            locked keyring, a proxy) only change how the sign-in goes. The server is the default \
+            account's (or --server URL): one request, which also compares its clock with this machine's.
 
             Examples:
               sfauth doctor

@@ -21,6 +21,8 @@ extension DoctorFacts {
         return DoctorFacts(
             session: context.session,
             opener: executable("xdg-open", path: environment["PATH"]),
+            browserFound: context.session.browserVariable.map { browserCommandExists($0, path: environment["PATH"]) },
+            displayAnswers: context.session.kind.display.map { DisplayProbe.answers($0, runtimeDirectory: environment["XDG_RUNTIME_DIR"]) },
             keyring: SecretServiceStore.probe(),
             store: store,
             port: callbackPort(port ?? account?.signInRecipe.callbackPort ?? Salesforce.defaultRedirect.port),
@@ -74,7 +76,16 @@ extension DoctorFacts {
         }
     }
 
+    /// Whether one of the commands of `$BROWSER` (a colon-separated list, as xdg-open reads it) exists.
+    private static func browserCommandExists(_ variable: String, path: String?) -> Bool {
+        variable.split(separator: ":").contains { entry in
+            guard let program = (try? splitCommandLine(String(entry)))?.first else { return false }
+            return executable(program, path: path) != nil
+        }
+    }
+
     private static func executable(_ name: String, path: String?) -> String? {
+        if name.contains("/") { return access(name, X_OK) == 0 ? name : nil }
         for directory in (path ?? "/usr/bin:/bin").split(separator: ":") {
             let candidate = "\(directory)/\(name)"
             if access(candidate, X_OK) == 0 { return candidate }
