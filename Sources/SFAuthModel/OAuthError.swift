@@ -140,8 +140,11 @@ extension OAuthError: CustomStringConvertible {
         case .configuration(let problem):
             return "Configuration error: \(Self.text(of: problem, advising: advice))"
         case .portInUse(let port, let address, let heldBy):
-            let holder = heldBy.map { ", held by \($0)" } ?? ""
-            return "Configuration error: port \(port) on \(address) is already in use\(holder): probably another sign-in is waiting on it; finish or cancel that one, then try again"
+            let taken = "Configuration error: port \(port) on \(address) is already in use" + (heldBy.map { ", held by \($0)" } ?? "")
+            if let heldBy, Self.isSignIn(heldBy) {
+                return taken + ": probably another sign-in is waiting on it; finish or cancel that one, then try again"
+            }
+            return taken + ". " + (advice?(.useAnotherCallbackPort) ?? Remedy.useAnotherCallbackPort.description)
         case .localFault(let message):
             return "Local failure: \(Self.trimmingPeriod(message)). Try again; if it persists, check this machine's limits (open files, threads, memory)."
         case .loginRequired(let problem):
@@ -163,6 +166,13 @@ extension OAuthError: CustomStringConvertible {
     private static func nextStep(_ error: OAuthServerError, advising advice: ((Remedy) -> String)?) -> String {
         guard let refusal = error.salesforceRefusal else { return "" }
         return " " + (advice?(.answerSalesforceRefusal(refusal)) ?? refusal.nextStep)
+    }
+
+    /// Whether a port holder (`name (pid N)`) is a program that signs people in: sfauth, or
+    /// Salesforce's `sf`/`sfdx` — the one time "another sign-in is waiting" is more than a guess.
+    private static func isSignIn(_ holder: String) -> Bool {
+        let name = holder.split(separator: " ").first.map(String.init) ?? holder
+        return ["sfauth", "sfauth-main", "sf", "sfdx"].contains(name)
     }
 
     /// `text` without its final period, so a sentence built around it ends with exactly one.

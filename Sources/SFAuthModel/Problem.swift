@@ -50,6 +50,9 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case useAnotherCredentialsDirectory
     /// Use a fixed callback port (and register it with the server when it wants exact redirects).
     case chooseCallbackPort
+    /// The callback port is held by a program that is not a sign-in: stop it, or sign in on
+    /// another port (registered where the server matches redirects exactly).
+    case useAnotherCallbackPort
     /// Give the server's device authorization endpoint.
     case giveDeviceAuthorizationEndpoint
     /// Allow the token to be sent to this host (not one of the account's own), if it is trusted.
@@ -79,6 +82,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .removeDamagedAccount(let identifier): return "Remove the damaged record of \(identifier), then sign in again."
         case .useAnotherCredentialsDirectory: return "Or keep the credentials in another directory."
         case .chooseCallbackPort: return "Choose a fixed callback port (and register it with the server)."
+        case .useAnotherCallbackPort:
+            return "Stop the program that holds it, or sign in on another port (registering that redirect URI where the server matches it exactly)."
         case .giveDeviceAuthorizationEndpoint: return "Give the server's device authorization endpoint."
         case .allowHost(let host): return "Allow the host \(host) explicitly if you trust it."
         case .answerSalesforceRefusal(let refusal): return refusal.nextStep

@@ -40,6 +40,7 @@ def test_doctor_names_what_would_stop_a_sign_in_and_the_fix(sfauth):
     checks = lines(result)
     assert checks["store"].startswith("PROBLEM") and "chmod 700" in checks["store"]
     assert checks["port"].startswith("PROBLEM") and f"held by python" in checks["port"] and f"(pid {holder.pid})" in checks["port"]
+    assert "another sign-in" not in checks["port"] and "another --port" in checks["port"]
     assert checks["proxy"].startswith("note") and "HTTPS_PROXY" in checks["proxy"]
 
 

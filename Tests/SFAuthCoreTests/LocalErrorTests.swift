@@ -9,8 +9,12 @@ import Testing
         #expect(held.description == "Configuration error: port 1717 on 127.0.0.1 is already in use, held by sf (pid 4242): "
             + "probably another sign-in is waiting on it; finish or cancel that one, then try again")
         #expect(held.recovery == .fixConfiguration)
+        // Another sign-in is named only when the holder is one (issue 17 §15).
         let unknown = OAuthError.portInUse(port: 1717, address: "[::1]", heldBy: nil)
-        #expect(unknown.description.hasPrefix("Configuration error: port 1717 on [::1] is already in use: probably"))
+        #expect(unknown.description == "Configuration error: port 1717 on [::1] is already in use. "
+            + "Stop the program that holds it, or sign in on another port (registering that redirect URI where the server matches it exactly).")
+        let other = OAuthError.portInUse(port: 8080, address: "127.0.0.1", heldBy: "python3 (pid 7)")
+        #expect(other.description(advising: { _ in "Use --port." }) == "Configuration error: port 8080 on 127.0.0.1 is already in use, held by python3 (pid 7). Use --port.")
     }
 
     @Test func aLocalFaultIsItsOwnRecovery() {

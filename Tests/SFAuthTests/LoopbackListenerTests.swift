@@ -39,8 +39,8 @@ struct LoopbackListenerTests {
         let error = #expect(throws: OAuthError.portInUse(port: port, address: "127.0.0.1", heldBy: nil)) {
             _ = try LoopbackListener(configuration: .init(port: port))
         }
-        #expect(error?.description == "Configuration error: "
-            + "port \(port) on 127.0.0.1 is already in use: probably another sign-in is waiting on it; finish or cancel that one, then try again")
+        #expect(error?.description == "Configuration error: port \(port) on 127.0.0.1 is already in use. "
+            + "Stop the program that holds it, or sign in on another port (registering that redirect URI where the server matches it exactly).")
         #expect(error?.recovery == .fixConfiguration)
         // Once the first one is closed the port can be bound again at once (SO_REUSEADDR).
         first.cancel()

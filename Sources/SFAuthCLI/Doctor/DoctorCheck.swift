@@ -102,8 +102,12 @@ package struct DoctorCheck: Sendable, Equatable {
         case .anyFree: return DoctorCheck("port", .ok, "the default account's sign-in picks a free port")
         case .free(let number): return DoctorCheck("port", .ok, "port \(number) is free for the redirect")
         case .inUse(let number, let holder):
-            return DoctorCheck("port", .problem,
-                "port \(number) is in use\(holder.isEmpty ? "" : ", held by \(holder)"): probably another sign-in (sfauth or sf) is waiting on it; finish or cancel it")
+            let taken = "port \(number) is in use\(holder.isEmpty ? "" : ", held by \(holder)")"
+            let name = holder.split(separator: " ").first.map(String.init) ?? ""
+            guard ["sfauth", "sfauth-main", "sf", "sfdx"].contains(name) else {
+                return DoctorCheck("port", .problem, taken + ": stop that program, or sign in with another --port (registered where the server wants it exactly)")
+            }
+            return DoctorCheck("port", .problem, taken + ": probably another sign-in (sfauth or sf) is waiting on it; finish or cancel it")
         }
     }
 

@@ -31,6 +31,9 @@ package enum SFAuthWords {
             return "Or point \(variable("HOME")) at a directory of your own."
         case .chooseCallbackPort:
             return "Or choose a fixed port with --port (and register it)."
+        case .useAnotherCallbackPort:
+            return "Stop the program that holds it, or use another --port (and register that redirect URI where the server matches it exactly), "
+                + "or leave out --port where the server takes any loopback port."
         case .answerSalesforceRefusal(let refusal):
             return salesforceNextStep(refusal)
         case .allowHost(let host):
