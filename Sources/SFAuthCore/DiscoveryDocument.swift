@@ -18,6 +18,17 @@ public struct DiscoveryDocument: Sendable, Equatable {
     public var codeChallengeMethods: [String]?
     /// `authorization_response_iss_parameter_supported` (RFC 9207 §3). Default: `false`.
     public var issuerInAuthorizationResponse: Bool
+    /// `scopes_supported`, when advertised.
+    public var scopesSupported: [String]? = nil
+
+    /// The scopes to ask for when nobody chose any: `openid` (who signed in) and, where listed,
+    /// `offline_access` (a refresh token, OpenID Connect Core §11) — when the server lists `openid`;
+    /// none otherwise. Some servers (Google, Glewlwyd) refuse an authorization request without a
+    /// scope, and would leave the browser on an error page.
+    public var defaultScopes: [String] {
+        guard let supported = scopesSupported, supported.contains("openid") else { return [] }
+        return ["openid"] + (supported.contains("offline_access") ? ["offline_access"] : [])
+    }
 
     /// Where to look for an issuer's metadata, in order: OpenID Connect's
     /// `<issuer>/.well-known/openid-configuration`, then RFC 8414's
@@ -72,12 +83,16 @@ public struct DiscoveryDocument: Sendable, Equatable {
                 throw .configuration("\(issuer) does not support PKCE with S256 (code_challenge_methods_supported: \((methods ?? []).joined(separator: ", ")))")
             }
         }
-        return DiscoveryDocument(
+        var document = DiscoveryDocument(
             issuer: advertised, authorizationEndpoint: authorization, tokenEndpoint: token,
             revocationEndpoint: try endpoint("revocation_endpoint"), userinfoEndpoint: try endpoint("userinfo_endpoint"),
             jwksURI: try endpoint("jwks_uri"), deviceAuthorizationEndpoint: try endpoint("device_authorization_endpoint"),
             codeChallengeMethods: methods,
             issuerInAuthorizationResponse: json["authorization_response_iss_parameter_supported"] == .bool(true))
+        if case .array(let values)? = json["scopes_supported"] {
+            document.scopesSupported = values.compactMap { if case .string(let scope) = $0 { scope } else { nil } }
+        }
+        return document
     }
 
     /// The server these metadata describe.

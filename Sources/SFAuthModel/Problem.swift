@@ -55,6 +55,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case useAnotherCallbackPort
     /// Give the server's device authorization endpoint.
     case giveDeviceAuthorizationEndpoint
+    /// Ask for scopes: none was asked for, and the server may refuse such a request.
+    case askForScopes
     /// Allow the token to be sent to this host (not one of the account's own), if it is trusted.
     case allowHost(String)
     /// What Salesforce's refusal asks for: another client id, an administrator, a registered callback.
@@ -85,6 +87,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .useAnotherCallbackPort:
             return "Stop the program that holds it, or sign in on another port (registering that redirect URI where the server matches it exactly)."
         case .giveDeviceAuthorizationEndpoint: return "Give the server's device authorization endpoint."
+        case .askForScopes: return "Ask for scopes (for OpenID Connect, at least openid)."
         case .allowHost(let host): return "Allow the host \(host) explicitly if you trust it."
         case .answerSalesforceRefusal(let refusal): return refusal.nextStep
         case .tryAgain: return "Try again."

@@ -112,6 +112,19 @@ def assert_signed_in_as_alice(g, result, report, runner, client_id):
 
 # ------------------------------------------------------------------ browser login
 
+def test_an_issuer_alone_asks_for_the_scopes_its_metadata_lists(gsfauth, glewlwyd):
+    """Glewlwyd refuses an authorization request without a scope; with --issuer and no --scope, sfauth
+    asks for openid and offline_access because the metadata lists them (issue 17 §9). (As bob: Glewlwyd
+    remembers each user's consent per client, and alice's other sign-ins here ask for more scopes.)"""
+    args = [a for a in browser_login_args(glewlwyd) if a not in ("--scope", BROWSER_SCOPES)]
+    result = gsfauth.run(*args, SFAUTH_TEST_USERNAME="bob", SFAUTH_TEST_PASSWORD="bob-password")
+    report = gsfauth.browser_report(within=60)
+    assert result.returncode == OK, result.stderr
+    assert "scope=openid%20offline_access" in report["url"] or "scope=openid+offline_access" in report["url"], report["url"]
+    account = only_account(gsfauth)
+    assert "openid" in account["scopes"] and account.get("refreshToken")
+
+
 def test_login_by_discovery(gsfauth, glewlwyd):
     result, report = browser_login(gsfauth)
     account = assert_signed_in_as_alice(glewlwyd, result, report, gsfauth, glewlwyd["SFAUTH_GLEWLWYD_CLIENT_ID"])

@@ -95,6 +95,8 @@ import Testing
             _ = try await CurlHTTPClient().send(HTTPRequest(method: "GET", url: redirect))
         }
         #expect(delegate.events.last?.contains("Timed out after 1 s. No redirect arrived.") == true)
+        // No scope was asked for: the likely cause is named too (issue 17 §9).
+        #expect(delegate.events.last?.contains("No scope was asked for, and some servers refuse a request without one.") == true)
     }
 
     @Test func cancelEndsTheFlow() async throws {

@@ -90,3 +90,22 @@ extension AuthorizationServer {
         return copy
     }
 }
+
+/// When nobody chose scopes, the metadata suggest them: `openid` (and `offline_access`) where listed
+/// — Google and Glewlwyd refuse an authorization request without a scope (issue 17 §9).
+@Suite struct DiscoveredScopesTests {
+    func document(_ scopes: String?) throws -> DiscoveryDocument {
+        let listed = scopes.map { #","scopes_supported":\#($0)"# } ?? ""
+        let json = #"{"issuer":"https://idp.example","authorization_endpoint":"https://idp.example/a","token_endpoint":"https://idp.example/t"\#(listed)}"#
+        return try DiscoveryDocument.decode(HTTPResponse(status: 200, headers: [:], body: Array(json.utf8)), issuer: "https://idp.example",
+                                            location: "https://idp.example/.well-known/openid-configuration")
+    }
+
+    @Test func openIDAndOfflineAccessWhereListed() throws {
+        #expect(try document(#"["openid","profile","email","offline_access"]"#).defaultScopes == ["openid", "offline_access"])
+        #expect(try document(#"["openid","email","profile"]"#).defaultScopes == ["openid"])  // Google: access_type=offline instead
+        #expect(try document(#"["read","write"]"#).defaultScopes == [])                     // plain OAuth 2.0: the server's default
+        #expect(try document(nil).defaultScopes == [])
+        #expect(try document(#"["openid",7]"#).scopesSupported == ["openid"])
+    }
+}

@@ -303,8 +303,9 @@ struct LoopbackListenerTests {
             Issue.record("waitForCallback returned")
         } catch .timedOut(let seconds, let hint) {
             #expect(seconds == 0)
-            #expect(hint == Problem("No redirect arrived. If the browser showed an error from the server (for example a redirect URI that is not registered), "
-                + "make sure the client accepts 127.0.0.1 redirects on any port (RFC 8252 §7.3); otherwise sign in again.",
+            #expect(hint == Problem("No redirect arrived. If the browser showed an error from the server — an unknown client id, or a redirect URI "
+                + "that is not registered — check the client id, or make sure the client accepts 127.0.0.1 redirects on any port (RFC 8252 §7.3); "
+                + "otherwise sign in again.",
                                     remedy: .chooseCallbackPort))
         } catch {
             Issue.record("unexpected error \(error)")

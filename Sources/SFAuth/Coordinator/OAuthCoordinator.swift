@@ -287,6 +287,18 @@ public final class OAuthCoordinator: Sendable {
     /// one wait, first one wins and the other is cancelled. When the paste wins, the listener is
     /// closed by that cancellation, so `finish` has nothing to answer and just returns.
     private func waitForRedirect(on listener: LoopbackListener, for request: AuthorizationRequest) async throws(OAuthError) -> CallbackOutcome {
+        do {
+            return try await waitForAnyRedirect(on: listener, for: request)
+        } catch .timedOut(let seconds, let hint) where request.client.scopes.isEmpty {
+            // Some servers (Google, Glewlwyd) refuse a request without a scope, and the browser shows
+            // their error page instead of coming back.
+            throw .timedOut(seconds: seconds, hint: Problem(
+                hint.text + " No scope was asked for, and some servers refuse a request without one.", remedy: .askForScopes))
+        }
+    }
+
+    /// The redirect from the listener, or a pasted one, whichever comes first.
+    private func waitForAnyRedirect(on listener: LoopbackListener, for request: AuthorizationRequest) async throws(OAuthError) -> CallbackOutcome {
         let timeout = configuration.timeout
         guard let source = configuration.pastedRedirects else {
             return try await listener.waitForCallback(expectedState: request.state, timeout: timeout)

@@ -112,8 +112,9 @@ package final class LoopbackListener: Sendable {
         let register = configuration.port == 0
             ? "make sure the client accepts \(configuration.host) redirects on any port (RFC 8252 §7.3)"
             : "register \(redirectURI) for this client"
-        let hint = Problem("No redirect arrived. If the browser showed an error from the server (for example a redirect URI that is not registered), "
-                           + "\(register); otherwise sign in again.", remedy: configuration.port == 0 ? .chooseCallbackPort : nil)
+        let hint = Problem("No redirect arrived. If the browser showed an error from the server — an unknown client id, or a redirect URI "
+                           + "that is not registered — check the client id, or \(register); otherwise sign in again.",
+                           remedy: configuration.port == 0 ? .chooseCallbackPort : nil)
         let wait = LoopbackStateMachine.Configuration(
             port: port,
             callbackPath: configuration.callbackPath,

@@ -19,6 +19,9 @@ package struct SignInPlan: Sendable, Equatable {
     package var acceptsPaste: Bool
     /// The alias the account gets (`--alias`).
     package var alias: String?
+    /// Whether the scopes are to come from the discovered metadata (`DiscoveryDocument.defaultScopes`):
+    /// a browser sign-in at an issuer for which nothing chose any scopes.
+    package var scopesFromDiscovery = false
     /// What the person should know before the sign-in starts (a token about to go to a host that is
     /// not the provider's).
     package var notices: [String] = []
@@ -99,6 +102,7 @@ extension SignInPlan {
             client.clientSecret = inputs.clientSecret
             grant = try Self.grant(for: request.grant, resolved)
             profileBrowser = resolved.browser?.value
+            if case .discover = server, grant == .browser, resolved.setting("scopes")?.source == .builtIn { scopesFromDiscovery = true }
         }
         if grant == .deviceCode, case .known(let known) = server, known.flavor == .salesforce {
             throw .configuration(Problem(

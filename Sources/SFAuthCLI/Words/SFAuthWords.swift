@@ -40,6 +40,8 @@ package enum SFAuthWords {
             return "Add --allow-host \(host) if you trust it."
         case .tryAgain, .tryAgainLater:
             return remedy.description
+        case .askForScopes:
+            return "Give --scope (for OpenID Connect, at least --scope openid)."
         case .giveDeviceAuthorizationEndpoint:
             return "Give it with --device-authorization-url, or use a server that supports the device grant."
         }

@@ -19,12 +19,13 @@ struct SignIn {
     /// Signs in and stores the credentials; says so when the alias moved from another account.
     func perform() async throws(OAuthError) -> OAuthCredentials {
         for notice in plan.notices { StandardError.line(notice) }
-        let server = try await discoveredServer()
+        var client = plan.client
+        let server = try await discoveredServer(client: &client)
         let grant = try await materializedGrant(server: server)
         let reporter = LoginProgressReporter(store: store, timeoutSeconds: plan.timeoutSeconds, acceptsPaste: plan.acceptsPaste,
                                              session: context.session, keyringNotice: keyringNotice, verbose: verbose)
         let coordinator = OAuthCoordinator(
-            configuration: .init(server: server, client: plan.client, timeout: .seconds(plan.timeoutSeconds), browserLauncher: browserLauncher(),
+            configuration: .init(server: server, client: client, timeout: .seconds(plan.timeoutSeconds), browserLauncher: browserLauncher(),
                                  alias: plan.alias, pastedRedirects: plan.acceptsPaste ? StandardInputRedirectSource() : nil),
             delegate: reporter, httpClient: httpClient, store: store)
         let interrupts = InterruptHandler { coordinator.cancel() }
@@ -37,16 +38,19 @@ struct SignIn {
         return credentials
     }
 
-    /// The server: known endpoints as they are, or an issuer's discovered ones with explicit overrides.
-    private func discoveredServer() async throws(OAuthError) -> AuthorizationServer {
+    /// The server: known endpoints as they are, or an issuer's discovered ones with explicit
+    /// overrides — and, when the plan says so, the scopes its metadata suggest for `client`.
+    private func discoveredServer(client: inout ClientConfiguration) async throws(OAuthError) -> AuthorizationServer {
         switch plan.server {
         case .known(let server):
             return server
         case .discover(let issuer, let overrides):
             // A hung server would otherwise make this a silent wait of up to SFAUTH_HTTP_TIMEOUT.
             StandardError.line("Reading the endpoints of \(issuer) from its metadata…")
-            let client = DiscoveryClient(httpClient: httpClient, cacheDirectory: DiscoveryClient.cacheDirectory(environment: context.environment))
-            return overrides.applied(to: try await client.discover(issuer: issuer).server)
+            let document = try await DiscoveryClient(httpClient: httpClient, cacheDirectory: DiscoveryClient.cacheDirectory(environment: context.environment))
+                .discover(issuer: issuer)
+            if plan.scopesFromDiscovery { client.scopes = document.defaultScopes }
+            return overrides.applied(to: document.server)
         }
     }
 
