@@ -113,3 +113,23 @@ def test_whoami_says_the_state_of_the_token(sfauth):
     record["status"] = "login_required"
     path.write_text(json.dumps(record))
     assert json.loads(sfauth.run("whoami", "--json").stdout)["state"] == "login-required"
+
+
+def test_signing_in_again_to_bob_as_alice_is_said_and_changes_nothing_of_bobs(sfauth):
+    """`login --account bob` where the browser signs in alice: alice's sign-in is kept as her own
+    account, bob keeps the default and his state, and sfauth says so and exits 3 (issue 17 §12)."""
+    login(sfauth, "--alias", "a")
+    login(sfauth, "--alias", "b", **BOB)
+    default_before = (sfauth.home / "default").read_text()
+    for record_path in (sfauth.home / "accounts").iterdir():
+        record = json.loads(record_path.read_text())
+        if record["username"] == "bob":
+            record["status"] = "login_required"
+            record_path.write_text(json.dumps(record))
+    again = sfauth.run("login", "--account", "b")                 # the browser signs in alice
+    assert again.returncode == LOGIN_REQUIRED, again.stderr
+    assert "signed in alice, not bob" in again.stderr and "sfauth login --account b" in again.stderr, again.stderr
+    assert (sfauth.home / "default").read_text() == default_before
+    by_user = {a["username"]: a for a in accounts(sfauth)}
+    assert by_user["bob"]["state"] == "login-required" and by_user["bob"]["alias"] == "b"
+    assert by_user["alice"]["alias"] == "a"

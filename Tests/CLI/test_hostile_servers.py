@@ -170,6 +170,13 @@ def test_two_people_at_a_server_that_never_says_who_signed_in_are_two_accounts(s
     # Bob's sign-in neither replaced nor revoked Alice's.
     assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], alice_token)[0] == 200
     assert sfauth.run("token").stdout.strip() != alice_token
+    # Such an account can be named: --account signs that one in again, --alias names it (issue 17 §13).
+    first = sorted(json.loads(p.read_text())["identifier"] for p in account_files(sfauth))[0]
+    assert f"sfauth login --account {first} --alias NAME" in alice.stderr, alice.stderr
+    named = sfauth.run("login", "--account", first, "--alias", "alice")
+    assert named.returncode == OK, named.stderr
+    assert sorted(p.name for p in account_files(sfauth)) == sorted(names)
+    assert json.loads(sfauth.run("whoami", "alice", "--json").stdout)["account"] == first
 
 
 # MARK: - The store and the environment

@@ -27,14 +27,17 @@ public struct AccountBook: Sendable {
     /// Stores newly signed-in credentials. The same account signing in again replaces its record
     /// (keeping its alias unless `alias` is given, and only when the sign-in names the same issuer
     /// as before); a sign-in whose user the server never named becomes an account of its own
-    /// (`host/unidentified-N`), so one person's sign-in can neither replace nor revoke another's;
-    /// `alias` moves from any other account that had it; with `makeDefault` the account becomes the default.
+    /// (`host/unidentified-N`), so one person's sign-in can neither replace nor revoke another's —
+    /// unless it is `replacing` such an account of the same server, which the person chose by
+    /// name; `alias` moves from any other account that had it; with `makeDefault` the account
+    /// becomes the default.
     ///
+    /// - Parameter replacing: an unidentified account this sign-in is meant to sign in again.
     /// - Throws: what the store throws, or `.invalidServerResponse` when the sign-in names another
     ///   issuer than the account's earlier ones. Nothing is stored then.
-    public func keep(_ credentials: OAuthCredentials, alias: String?, makeDefault: Bool) async throws(OAuthError) -> Kept {
+    public func keep(_ credentials: OAuthCredentials, alias: String?, makeDefault: Bool, replacing: String? = nil) async throws(OAuthError) -> Kept {
         var credentials = credentials
-        var (lock, previous) = try await lockedAccount(for: &credentials)
+        var (lock, previous) = try await lockedAccount(for: &credentials, replacing: replacing)
         defer { withExtendedLifetime(lock) {} }
         if let previous { try credentials.checkIssuer(matches: previous) }
         // For revoking the replaced refresh token later; if the keyring cannot say, it is not revoked.
@@ -59,10 +62,18 @@ public struct AccountBook: Sendable {
 
     /// Takes the refresh lock of the account `credentials` will be stored as, and reads what is
     /// stored there now. Credentials without a known user get the first free `unidentified-N`.
-    private func lockedAccount(for credentials: inout OAuthCredentials) async throws(OAuthError) -> (AccountLock, OAuthCredentials?) {
+    private func lockedAccount(for credentials: inout OAuthCredentials, replacing: String?) async throws(OAuthError) -> (AccountLock, OAuthCredentials?) {
         guard !credentials.isIdentified else {
             let lock = try await store.lock(account: credentials.identifier)
             return (lock, try store.load(identifier: credentials.identifier))
+        }
+        if let replacing {
+            let lock = try await store.lock(account: replacing)
+            if let previous = try store.load(identifier: replacing), !previous.isIdentified,
+               previous.server.tokenEndpoint == credentials.server.tokenEndpoint {
+                credentials.identifier = replacing
+                return (lock, previous)
+            }
         }
         let taken = Set(try store.identifiers())
         var number = 1

@@ -30,6 +30,12 @@ public final class OAuthCoordinator: Sendable {
         public var alias: String?
         /// Whether the account signed in becomes the store's default account. Default: `true`.
         public var makeDefault: Bool
+        /// The stored account (its identifier) this sign-in is meant to sign in again; `nil` for any.
+        /// When the server signs in someone else, their sign-in is kept as an account of its own,
+        /// but not made the default nor given `alias`, and the flow ends with `loginRequired` naming
+        /// both; a sign-in whose user the server never names takes this account's place (when it
+        /// too was never named) instead of becoming another one. Default: `nil`.
+        public var account: String?
         /// Where a person may paste the redirect URL when the browser runs elsewhere (`nil`: only
         /// the listener). The first pasted URL that belongs to this login ends the wait. Default: `nil`.
         public var pastedRedirects: (any RedirectURLSource)?
@@ -45,8 +51,8 @@ public final class OAuthCoordinator: Sendable {
         /// Creates a configuration.
         public init(server: AuthorizationServer, client: ClientConfiguration, app: AppIdentity = .sfauth, timeout: Duration = .seconds(300),
                     browserLauncher: (any BrowserLauncher)? = SystemBrowserLauncher(), alias: String? = nil,
-                    makeDefault: Bool = true, fetchIdentity: Bool = true, pastedRedirects: (any RedirectURLSource)? = nil,
-                    tokenOptions: TokenSource.Options = TokenSource.Options()) {
+                    makeDefault: Bool = true, account: String? = nil, fetchIdentity: Bool = true,
+                    pastedRedirects: (any RedirectURLSource)? = nil, tokenOptions: TokenSource.Options = TokenSource.Options()) {
             self.server = server
             self.client = client
             self.app = app
@@ -54,6 +60,7 @@ public final class OAuthCoordinator: Sendable {
             self.browserLauncher = browserLauncher
             self.alias = alias
             self.makeDefault = makeDefault
+            self.account = account
             self.fetchIdentity = fetchIdentity
             self.pastedRedirects = pastedRedirects
             self.tokenOptions = tokenOptions
@@ -245,8 +252,22 @@ public final class OAuthCoordinator: Sendable {
     func identifyAndKeep(_ credentials: inout OAuthCredentials) async throws(OAuthError) -> AccountBook.Kept {
         if configuration.fetchIdentity { await addIdentity(to: &credentials) }
         guard let store else { return AccountBook.Kept(credentials: credentials, replaced: nil) }
-        let kept = try await AccountBook(store: store).keep(credentials, alias: configuration.alias, makeDefault: configuration.makeDefault)
+        // Signing in again to one account: someone else's sign-in is kept, but takes nothing from it.
+        let meant = configuration.account.flatMap { try? store.load(identifier: $0) }
+        let someoneElse = meant.flatMap { meant in
+            credentials.isIdentified && meant.isIdentified && credentials.identifier != meant.identifier ? meant : nil
+        }
+        let kept = try await AccountBook(store: store).keep(
+            credentials, alias: someoneElse == nil ? configuration.alias : nil, makeDefault: configuration.makeDefault && someoneElse == nil,
+            replacing: configuration.account)
         credentials = kept.credentials
+        if let someoneElse {
+            let signedIn = credentials.username ?? credentials.displayLabel, meant = someoneElse.username ?? someoneElse.displayLabel
+            throw .loginRequired(Problem(
+                "The server signed in \(signedIn), not \(meant): that sign-in was kept as an account of its own "
+                    + "(the default did not change), and \(someoneElse.selectableName) still needs a sign-in as \(meant).",
+                remedy: .signIn(someoneElse)))
+        }
         return kept
     }
 

@@ -19,6 +19,9 @@ package struct SignInPlan: Sendable, Equatable {
     package var acceptsPaste: Bool
     /// The alias the account gets (`--alias`).
     package var alias: String?
+    /// The stored account signed in again (`--account`, `--force`, a lapsed default): someone else's
+    /// sign-in does not replace it or take the default from it.
+    package var account: String?
     /// Whether the scopes are to come from the discovered metadata (`DiscoveryDocument.defaultScopes`):
     /// a browser sign-in at an issuer for which nothing chose any scopes.
     package var scopesFromDiscovery = false
@@ -82,6 +85,7 @@ extension SignInPlan {
             let again = StoredAccountSignIn(credentials: stored)
             try again.requireSameServer(flags: request.flags) { () throws(OAuthError) in try inputs.configuration(false).resolved.server }
             server = .known(stored.server)
+            account = stored.identifier
             client = again.client(secret: inputs.clientSecret, scopes: request.scopes)
             // The login page asks for the account's own user: signing in again to bob must not
             // quietly sign in alice (who is still signed in to the browser).

@@ -12,7 +12,7 @@ package enum SignedInMessage {
         if !credentials.isIdentified {
             // Never taken for another account: the next person's sign-in must not replace this one.
             lines.append("Signed in at \(at), but the server did not say who you are, so this is an account of its own (\(account)); "
-                + "name it with --alias NAME.")
+                + "to name it, sign in with --alias NAME, or again with `sfauth login --account \(credentials.selectableName) --alias NAME`.")
         } else if credentials.obtainedBy == .clientCredentials {
             lines.append("Signed in as the client \(credentials.clientId) at \(at) (\(account)).")
         } else if let username = credentials.username, username != credentials.userId {

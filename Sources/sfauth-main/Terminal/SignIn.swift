@@ -26,7 +26,7 @@ struct SignIn {
                                              session: context.session, keyringNotice: keyringNotice, verbose: verbose)
         let coordinator = OAuthCoordinator(
             configuration: .init(server: server, client: client, timeout: .seconds(plan.timeoutSeconds), browserLauncher: browserLauncher(),
-                                 alias: plan.alias, pastedRedirects: plan.acceptsPaste ? StandardInputRedirectSource() : nil),
+                                 alias: plan.alias, account: plan.account, pastedRedirects: plan.acceptsPaste ? StandardInputRedirectSource() : nil),
             delegate: reporter, httpClient: httpClient, store: store)
         let interrupts = InterruptHandler { coordinator.cancel() }
         defer { interrupts.stop() }
