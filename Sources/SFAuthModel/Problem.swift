@@ -57,6 +57,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case giveDeviceAuthorizationEndpoint
     /// Ask for scopes: none was asked for, and the server may refuse such a request.
     case askForScopes
+    /// Forget the account on this machine only: its secret store cannot be reached now.
+    case forgetLocally(account: String)
     /// Allow the token to be sent to this host (not one of the account's own), if it is trusted.
     case allowHost(String)
     /// What Salesforce's refusal asks for: another client id, an administrator, a registered callback.
@@ -88,6 +90,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
             return "Stop the program that holds it, or sign in on another port (registering that redirect URI where the server matches it exactly)."
         case .giveDeviceAuthorizationEndpoint: return "Give the server's device authorization endpoint."
         case .askForScopes: return "Ask for scopes (for OpenID Connect, at least openid)."
+        case .forgetLocally(let account): return "Forget \(account) on this machine only; its refresh token stays in the keyring."
         case .allowHost(let host): return "Allow the host \(host) explicitly if you trust it."
         case .answerSalesforceRefusal(let refusal): return refusal.nextStep
         case .tryAgain: return "Try again."

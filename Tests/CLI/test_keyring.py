@@ -8,7 +8,7 @@ import pytest
 
 from test_accounts import login
 from test_lifecycle import SHORT_LEEWAY, refresh_count, wait_for_expiry
-from test_login import OK, USAGE, call_api
+from test_login import LOGIN_REQUIRED, OK, USAGE, call_api
 
 
 @pytest.fixture(autouse=True)
@@ -91,3 +91,29 @@ def test_keyring_mode_without_a_keyring_is_a_clear_error(sfauth):
 def test_auto_with_a_keyring_uses_it(sfauth):
     result = login(sfauth, "--verbose", SFAUTH_STORAGE="auto")
     assert "the refresh token in the Secret Service keyring" in result.stderr
+
+
+def test_a_keyring_account_can_be_signed_out_when_the_keyring_is_out_of_reach(sfauth, server):
+    """Over SSH or in cron the keyring does not answer (issue 17 §8): plain logout ends the access token
+    it has and keeps the account (its refresh token only the keyring can give), pointing to
+    --local-only; --local-only removes the record and names the keyring item left behind."""
+    result = sfauth.run(*sfauth.login_args(), SFAUTH_STORAGE="keyring")
+    assert result.returncode == OK, result.stderr
+    [name] = sfauth.stored_accounts()
+    record = json.loads((sfauth.home / "accounts" / name).read_text())
+    assert record["refreshTokenInSecretStore"] is True
+    unreachable = dict(SFAUTH_STORAGE="auto", DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/bus")
+
+    logout = sfauth.run("logout", **unreachable)
+    assert logout.returncode == 1, logout.stderr
+    assert "the access token was revoked" in logout.stderr and "sfauth logout --local-only" in logout.stderr, logout.stderr
+    assert call_api(server["SFAUTH_TEST_RESOURCE_URL"], record["accessToken"])[0] == 401
+    assert sfauth.stored_accounts() == [name]
+    assert sfauth.run("token", **unreachable).returncode == LOGIN_REQUIRED     # never handed out again
+
+    local = sfauth.run("logout", "--local-only", **unreachable)
+    assert local.returncode == OK, local.stderr
+    assert f"secret-tool clear xdg:schema io.sfauth.Credentials account {record['identifier']} kind refresh_token" in local.stderr, local.stderr
+    assert sfauth.stored_accounts() == []
+    assert secret_tool_lookup(record["identifier"]) is not None                # left behind, as said
+    subprocess.run(["secret-tool", "clear", "account", record["identifier"], "kind", "refresh_token"], timeout=10)

@@ -117,6 +117,9 @@ public struct AccountBook: Sendable {
         case unreadableKept(path: String, problem: OAuthError)
         /// The account's unreadable file was removed.
         case unreadableRemoved(path: String)
+        /// The account is gone from the store, but its refresh token stays in the secret store,
+        /// which cannot be reached now (`reason`): `item` says which item to remove there later.
+        case forgottenLeavingSecret(OAuthCredentials, item: String, reason: String)
     }
 
     /// Signs an account out — the one way to: under the account's lock (so no refresh running
@@ -156,17 +159,33 @@ public struct AccountBook: Sendable {
         guard var credentials = loaded else { return .notStored }
         var revocation: RevocationReport?
         if let revoker {
-            // A keyring that cannot be used stops here, before anything is revoked or removed; a
-            // refresh token already gone from it only means there is less to revoke.
+            // A refresh token already gone from the keyring only means there is less to revoke.
             do {
                 credentials.refreshToken = try store.refreshToken(of: credentials)
             } catch .loginRequired {
                 credentials.refreshToken = nil
+            } catch .storage(let problem) where problem.remedy != .allowKeyringStorage {
+                // The keyring is out of reach (SSH, cron): end what this machine holds — the access
+                // token — and keep the account, whose refresh token only the keyring can give up.
+                let ended = await revoker.revoke(credentials, keptIn: store)
+                var stored = credentials
+                stored.status = .loginRequired
+                _ = try? store.update(stored)
+                return .revokedButKept(credentials, revocation: ended, error: .storage(Problem(
+                    "its refresh token is in the keyring, which cannot be reached now (\(problem.text))",
+                    remedy: .forgetLocally(account: credentials.selectableName))))
             }
             revocation = await revoker.revoke(credentials, keptIn: store)
         }
         do {
             try store.delete(identifier: identifier)
+        } catch .storage(let problem) where revocation == nil && problem.remedy != .allowKeyringStorage
+            && credentials.refreshTokenPlace == .secretStore && files != nil {
+            // Forgetting here only, with the keyring out of reach: the record goes, and the person is
+            // told which keyring item is left behind.
+            try files?.removeFile(of: identifier)
+            let item = files?.secretStore?.itemDescription(account: identifier, kind: FileCredentialStore.refreshTokenKind) ?? "the keyring"
+            return .forgottenLeavingSecret(credentials, item: item, reason: problem.text)
         } catch {
             guard let revocation else { throw error }
             // The tokens may be dead at the server already: never hand them out again.

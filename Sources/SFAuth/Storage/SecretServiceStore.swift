@@ -65,6 +65,14 @@ public struct SecretServiceStore: SecretStore {
     /// "the Secret Service keyring".
     public var displayName: String { "the Secret Service keyring" }
 
+    /// The keyring item and the command that removes it: `secret-tool clear xdg:schema … account … kind …`.
+    public func itemDescription(account: String, kind: String) -> String {
+        let words = ["secret-tool", "clear", "xdg:schema", schema, "account", account, "kind", kind].map { word in
+            word.allSatisfy { $0.isLetter || $0.isNumber || "-_.:/@".contains($0) } ? word : "'" + word.replacing("'", with: "'\\''") + "'"
+        }
+        return "\(displayName) (`\(words.joined(separator: " "))` removes it)"
+    }
+
     /// The secret of `kind` for `account`, or `nil` when none is stored.
     ///
     /// - Throws: `OAuthError.storage` when the keyring cannot answer: no session bus, no daemon,

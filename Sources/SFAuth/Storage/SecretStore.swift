@@ -14,4 +14,11 @@ public protocol SecretStore: Sendable {
     func setSecret(_ value: String, account: String, kind: String) throws(OAuthError)
     /// Deletes a secret; no error when there was none.
     func deleteSecret(account: String, kind: String) throws(OAuthError)
+    /// Which item holds a secret, for a person who must remove it by hand: e.g. the command that
+    /// would. Default: `displayName`.
+    func itemDescription(account: String, kind: String) -> String
+}
+
+extension SecretStore {
+    public func itemDescription(account: String, kind: String) -> String { displayName }
 }

@@ -40,6 +40,8 @@ package enum SFAuthWords {
             return "Add --allow-host \(host) if you trust it."
         case .tryAgain, .tryAgainLater:
             return remedy.description
+        case .forgetLocally(let account):
+            return "`sfauth logout --local-only \(quoted(account))` removes it from this machine (its refresh token stays in the keyring until that can be reached)."
         case .askForScopes:
             return "Give --scope (for OpenID Connect, at least --scope openid)."
         case .giveDeviceAuthorizationEndpoint:

@@ -91,6 +91,10 @@ struct LogoutCommand: SFAuthSubcommand {
         case .unreadableRemoved(let path):
             StandardError.line("Removed the unreadable account file \(path).")
             return .done
+        case .forgottenLeavingSecret(let credentials, let item, let reason):
+            StandardError.line("Removed \(credentials.displayLabel) from this machine; its refresh token is still in \(item): "
+                               + "the keyring cannot be reached now (\(reason)).")
+            return .done
         case .forgotten(let credentials, let revocation):
             let outcome = revocation?.summary ?? "only removed from this machine (--local-only)"
             StandardError.line("Logged out of \(credentials.displayLabel): \(outcome).")
