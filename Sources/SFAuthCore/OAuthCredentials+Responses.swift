@@ -33,6 +33,7 @@ extension OAuthCredentials {
         self.identityURL = response.identityURL
         self.organizationId = salesforce?.organizationId
         self.obtainedBy = obtainedBy
+        self.clientSecretBinding = client.clientSecret.map { ClientSecretBinding(secret: $0) }
         // Until the ID token is validated (the coordinator does), its claims only name the account.
         name(after: response.idToken.flatMap(IDTokenClaims.init(unverifiedToken:)), grantUsername: username)
     }

@@ -58,6 +58,9 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     /// not told which issuer to expect (a server given by its endpoints). Recorded at the first
     /// sign-in; every later sign-in to this account must name the same one.
     public var authorizationResponseIssuer: String?
+    /// Which client secret a confidential client signed in with (never the secret itself): a
+    /// secret given later is sent only to this account's server, and only when it is that one.
+    public var clientSecretBinding: ClientSecretBinding?
     /// How the account was signed in, to sign it in again the same way (`nil` in records written
     /// before sfauth kept it: see `signInRecipe`).
     public var recipe: SignInRecipe?

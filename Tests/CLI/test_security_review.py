@@ -76,3 +76,24 @@ def test_setup_git_runs_git_without_sfauths_secrets(sfauth, tmp_path):
     assert (tmp_path / "git-env.runs").read_text().count("run") == 3  # --unset-all, then two --add
     for secret in ("s3cret", "SFAUTH_ACCESS_TOKEN", "exported"):
         assert secret not in environment
+
+
+def test_a_client_secret_goes_only_to_the_account_it_signed_in(sfauth):
+    """SFAUTH_CLIENT_SECRET renews a client-credentials account only when it is the secret that
+    account signed in with: another client's secret is never sent to its server (issue 17 §2)."""
+    with StubServer() as stub:
+        stub.answer("/token", 200, {"access_token": "at-1", "expires_in": 3600})
+        login = sfauth.run("login", "--authorize-url", stub.url("/authorize"), "--token-url", stub.url("/token"),
+                           "--client-id", "svc", "--client-credentials", SFAUTH_CLIENT_SECRET="svc-secret")
+        assert login.returncode == OK, login.stderr
+        [name] = sfauth.stored_accounts()
+        record = (sfauth.home / "accounts" / name).read_text()
+        assert "svc-secret" not in record and "clientSecretBinding" in record   # bound, never stored
+        sent = len(stub.requests("/token"))
+        other = sfauth.run("token", "--refresh", SFAUTH_CLIENT_SECRET="another-clients-secret")
+        assert other.returncode == 3, other.stderr
+        assert "not the one it signed in with" in other.stderr
+        assert len(stub.requests("/token")) == sent                            # nothing went to the server
+        right = sfauth.run("token", "--refresh", SFAUTH_CLIENT_SECRET="svc-secret")
+        assert right.returncode == OK, right.stderr
+        assert "client_secret=svc-secret" in stub.requests("/token")[-1]

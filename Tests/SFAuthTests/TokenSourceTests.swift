@@ -1,4 +1,5 @@
 import Foundation
+@testable import SFAuthCore
 import SFAuth
 import Testing
 
@@ -31,6 +32,36 @@ import Testing
         #expect(fresh.instanceURL == "https://i")        // kept from before
         #expect(try store.loadDefault() == fresh)
         #expect(endpoint.bodies == ["grant_type=refresh_token&refresh_token=rt-0&client_id=cli"])
+    }
+
+    /// A client-credentials account renews with the client secret it signed in with, and only that
+    /// one: a secret meant for another client is never sent to this account's server (issue 17 §2).
+    @Test func aClientSecretGoesOnlyWithTheAccountItSignedIn() async throws {
+        let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/token")
+        var credentials = OAuthCredentials(
+            response: TokenResponse(accessToken: "at-0", expiresIn: 60), server: server,
+            client: ClientConfiguration(clientId: "svc", clientSecret: "right-secret"), obtainedBy: .clientCredentials, now: start)
+        credentials.identifier = "idp.example/client-svc"
+        #expect(credentials.clientSecretBinding != nil && credentials.clientSecretBinding?.digest.contains("right") == false)
+        try store.save(credentials)
+        let endpoint = FakeHTTPClient { _ in self.json(200, #"{"access_token":"at-1","expires_in":60}"#) }
+        let later = TestClock(now: start.addingTimeInterval(3600))
+
+        let wrong = TokenSource(store: store, httpClient: endpoint, options: .init(clientSecret: "another-clients-secret"), clock: later)
+        let refused = await #expect(throws: OAuthError.self) { try await wrong.credentials() }
+        #expect(refused?.description.contains("not the one it signed in with") == true)
+        #expect(endpoint.bodies.isEmpty)
+
+        let right = TokenSource(store: store, httpClient: endpoint, options: .init(clientSecret: "right-secret"), clock: later)
+        #expect(try await right.credentials().accessToken == "at-1")
+        #expect(endpoint.bodies == ["grant_type=client_credentials&client_id=svc&client_secret=right-secret"])
+    }
+
+    @Test func aBindingKnowsItsSecretAndNoOther() {
+        let one = ClientSecretBinding(secret: "s3cret"), two = ClientSecretBinding(secret: "s3cret")
+        #expect(one.matches("s3cret") && two.matches("s3cret"))
+        #expect(!one.matches("s3cret ") && !one.matches(""))
+        #expect(one.salt != two.salt && one.digest != two.digest)     // salted: equal secrets are not recognisable
     }
 
     @Test func responseWithoutRefreshTokenKeepsTheOldOne() async throws {

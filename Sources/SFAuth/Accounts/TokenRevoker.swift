@@ -68,7 +68,9 @@ public struct TokenRevoker: Sendable {
             })
         }
 
-        let client = ClientConfiguration(clientId: credentials.clientId, clientSecret: clientSecret)
+        // The secret goes only with the account it was signed in with (never to another client's server).
+        let client = ClientConfiguration(clientId: credentials.clientId,
+                                         clientSecret: clientSecret.flatMap { credentials.accepts(clientSecret: $0) ? $0 : nil })
         var entries: [RevocationReport.Entry] = []
         var serverAnswered = true
         for hint in hints {

@@ -126,6 +126,11 @@ public struct TokenSource: Sendable {
         }
         guard canRenew(credentials) else {
             let state = isExpiredNow(credentials) ? "has expired" : "cannot be renewed"
+            if credentials.obtainedBy == .clientCredentials, options.clientSecret != nil {
+                // A secret bound to another client never goes to this account's server.
+                throw .loginRequired(Problem("The access token of \(credentials.displayLabel) \(state), and the client secret given is not the one it signed in with, so it is not sent to its server.",
+                                             remedy: .provideClientSecret(account: credentials.selectableName)))
+            }
             if credentials.obtainedBy == .clientCredentials {
                 throw .loginRequired(Problem("The access token of \(credentials.displayLabel) \(state), and renewing it needs the client secret.",
                                              remedy: .provideClientSecret(account: credentials.selectableName)))
@@ -150,7 +155,7 @@ public struct TokenSource: Sendable {
                                            client: ClientConfiguration(clientId: credentials.clientId))
         } else if let renewal = credentials.jwtBearerRenewal {
             request = try await Self.renewalRequest(renewal, for: credentials, now: clock.now())
-        } else if credentials.obtainedBy == .clientCredentials, let secret = options.clientSecret {
+        } else if credentials.obtainedBy == .clientCredentials, let secret = options.clientSecret, credentials.accepts(clientSecret: secret) {
             request = TokenRequest.clientCredentials(
                 tokenEndpoint: credentials.server.tokenEndpoint,
                 client: ClientConfiguration(clientId: credentials.clientId, clientSecret: secret, scopes: credentials.scopes))
@@ -180,7 +185,11 @@ public struct TokenSource: Sendable {
             try store.update(rejected)
             throw .loginRequired(Problem("The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)).", remedy: .signIn(credentials)))
         }
-        let refreshed = current.refreshed(with: response, now: clock.now())
+        var refreshed = current.refreshed(with: response, now: clock.now())
+        // An account from before bindings were kept is bound to the secret that renewed it.
+        if refreshed.clientSecretBinding == nil, refreshed.obtainedBy == .clientCredentials, let secret = options.clientSecret {
+            refreshed.clientSecretBinding = ClientSecretBinding(secret: secret)
+        }
         if let idToken = response.idToken, idToken != credentials.idToken {
             // OIDC Core §12.2. Only the rotated refresh token is kept (above) until the new ID token
             // passed: the new access token is used only then.
@@ -205,7 +214,8 @@ public struct TokenSource: Sendable {
     /// JWT bearer key, or (client credentials) the client secret in `options`.
     public func canRenew(_ credentials: OAuthCredentials) -> Bool {
         !credentials.needsLogin
-            && (credentials.isRenewable || (credentials.obtainedBy == .clientCredentials && options.clientSecret != nil))
+            && (credentials.isRenewable
+                || (credentials.obtainedBy == .clientCredentials && options.clientSecret.map(credentials.accepts(clientSecret:)) == true))
     }
 
     /// A JWT bearer request with a new assertion for an account signed in that way (RFC 7523 §2.1).
