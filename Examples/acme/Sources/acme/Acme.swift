@@ -54,6 +54,8 @@ enum Acme {
             print("Signed out of \(credentials.displayLabel): \(revocation?.summary ?? "forgotten here").")
         case .revokedButKept(_, revocation: _, error: let error), .unreadableKept(path: _, problem: let error):
             throw error
+        case .forgottenLeavingSecret(let credentials, let item, let reason):
+            print("Signed out of \(credentials.displayLabel) here; the keyring is out of reach (\(reason)): remove \(item) there later.")
         case .notStored, .unreadableRemoved:
             print("Signed out.")
         }
