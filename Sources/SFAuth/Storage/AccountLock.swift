@@ -27,6 +27,13 @@ public final class AccountLock: Sendable {
         guard descriptor >= 0 else {
             throw .storage("cannot open the lock file \(path): \(String(cString: strerror(errno)))")
         }
+        return try await acquire(descriptor: descriptor, path: path, timeout: timeout, clock: clock)
+    }
+
+    /// Waits for the lock on the lock file open as `descriptor` (which the lock then owns and closes),
+    /// named `path` in messages. (`FileCredentialStore` opens it through the store's descriptor.)
+    static func acquire(descriptor: Int32, path: String, timeout: Duration = .seconds(60),
+                        clock: any AuthClock) async throws(OAuthError) -> AccountLock {
         let lock = AccountLock(descriptor: descriptor)
         let deadline = clock.monotonicNow() + timeout
         var pause = Duration.milliseconds(1)

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import SFAuthCore
+import SFAuthModel
 
 /// client-go's exec credential plugin protocol (Kubernetes `client.authentication.k8s.io`): what
 /// kubectl asks in `KUBERNETES_EXEC_INFO`, and the `ExecCredential` a plugin answers with on stdout.
