@@ -109,7 +109,12 @@ package struct AccountFiles {
     /// and then the names of the record there now (none when there is no file) — `nil` when it is not
     /// current, or the record cannot be read (its names cannot be taken out of the index).
     private func namesBeforeChange(of file: String, in accounts: Directory) -> [String]? {
-        guard NameIndex(store: store).isCurrent(accounts: accounts) else { return nil }
+        let index = NameIndex(store: store)
+        if !index.isCurrent(accounts: accounts) {
+            // A store without accounts gets its (empty) index at once: a new store is indexed from
+            // its first account on. Any other is rebuilt when a name is looked up.
+            guard (try? identifiers().isEmpty) == true, (try? index.rebuild(accounts: accounts, records: { [] })) != nil else { return nil }
+        }
         guard let bytes = try? accounts.read(file) else { return accounts.contains(file) ? nil : [] }
         return (try? CredentialFile.decode(bytes)).map(AccountNames.names(of:))
     }
