@@ -81,7 +81,7 @@ def test_no_run_prints_the_attackers_token_while_the_store_is_swapped(sfauth, si
     other = attackers_store(sfauth, tmp_path, kind, token_endpoint=None)
     outcomes = {"ours": 0, "refused": 0}
     with Swapping(sfauth.home, other):
-        for _ in range(400):
+        for _ in range(200):
             result = sfauth.run("token")
             assert ATTACKER_TOKEN not in result.stdout, "a run printed the token of a store that is not the user's"
             if result.returncode == OK:
@@ -102,7 +102,7 @@ def test_no_refresh_sends_the_client_secret_to_the_attackers_token_endpoint(sfau
         other = attackers_store(sfauth, tmp_path, kind, token_endpoint=attacker.url("/token"))
         renewed = 0
         with Swapping(sfauth.home, other):
-            for _ in range(150):
+            for _ in range(60):
                 result = sfauth.run("token", "--refresh", SFAUTH_CLIENT_SECRET=server["SFAUTH_TEST_SERVICE_CLIENT_SECRET"])
                 assert ATTACKER_TOKEN not in result.stdout
                 renewed += result.returncode == OK
