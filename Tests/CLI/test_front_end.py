@@ -1,5 +1,6 @@
-"""The front end: the `sfauth` people run answers `sfauth token` itself when the stored token is
-usable and hands everything else to the main program (`sfauth-main`), found beside it or in
+"""The front end: the `sfauth` people run answers the credential hot paths itself when the stored
+token is usable — `sfauth token`, `kube-credential`, `git-credential get` (and `store`), `exec` —
+and hands everything else to the main program (`sfauth-main`), found beside it or in
 `../libexec/sfauth/`.
 
 The proof that an answer came from the front end alone: a copy of it with no main program anywhere
