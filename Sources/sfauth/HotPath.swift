@@ -12,7 +12,7 @@ enum HotPath {
     /// the main program to answer them. (`exec` does not return: the process becomes the command.)
     static func answer(_ arguments: [String]) -> Int32? {
         guard let command = HotCommand(arguments) else { return nil }
-        let settings = EnvironmentSettings(app: .sfauth, environment: ProcessInfo.processInfo.environment)
+        let settings = EnvironmentSettings(app: .sfauth, environment: ProcessEnvironment.current())
         switch command {
         case .token(let account):
             guard let token = usableToken(account, settings) else { return nil }

@@ -24,4 +24,10 @@ struct CommandEnvironmentTests {
         #expect(CommandLauncher.candidates(for: "/bin/sh", path: "") == ["/bin/sh"])
         #expect((CommandLauncher.notFound, CommandLauncher.cannotRun) == (127, 126))
     }
+
+    @Test func theEnvironmentIsReadAsProcessInfoReadsIt() {
+        // Both programs read it this way (the main program's context, the front end's lookup), so
+        // `exec`'s command gets the same environment from either.
+        #expect(ProcessEnvironment.current() == ProcessInfo.processInfo.environment)
+    }
 }
