@@ -3,7 +3,7 @@ import SFAuthModel
 
 /// The accounts of an opened store — their records, the default, and selection by name — read
 /// the same way by both programs, through the store's descriptor.
-package struct AccountFiles {
+package struct AccountFiles: Sendable {
     /// The store directory, opened and checked (`StoreDirectory`).
     package let store: Directory
     /// Its `accounts/`; `nil` while no account was ever stored.

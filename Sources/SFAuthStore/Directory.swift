@@ -7,7 +7,7 @@ import SFAuthModel
 /// checked, for the store (`StoreDirectory`) — whatever happens to its path meanwhile: a path
 /// checked once and then used again can name another directory by the time it is used (issue 17:
 /// a store swapped in a loop handed out an attacker's token). `path` only names it in messages.
-package final class Directory {
+package final class Directory: Sendable {
     /// The path it was opened by, for messages.
     package let path: String
     /// The open descriptor (`O_RDONLY | O_DIRECTORY`), closed with this value.

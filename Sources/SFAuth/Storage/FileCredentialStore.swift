@@ -180,36 +180,26 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     /// Every stored account, in identifier order, read through one opening of the store: its
-    /// credentials, or the error `load(identifier:)` would throw for its file. The records are
-    /// decoded on all processors at once (`sfauth accounts`, with hundreds of accounts).
-    package func allAccounts() throws(OAuthError) -> [(identifier: String, credentials: Result<OAuthCredentials, OAuthError>)] {
+    /// credentials, or the error `load(identifier:)` would throw for its file (`nil`: the file was
+    /// removed since the listing). The files are read and decoded on all processors at once
+    /// (`sfauth accounts`, with hundreds of accounts).
+    package func allAccounts() throws(OAuthError) -> [(identifier: String, credentials: Result<OAuthCredentials, OAuthError>?)] {
         guard let files = try openAccounts() else { return [] }
         let identifiers: [String]
         do { identifiers = try files.identifiers() } catch { throw .storage("\(error)") }
-        // Read one after another (the disk), decoded side by side (the processors). A file removed
-        // since the listing is left out, as `load` would find nothing.
-        var read = [(identifier: String, bytes: Result<[UInt8], OAuthError>)]()
-        for identifier in identifiers {
-            do {
-                guard let bytes = try files.record(of: identifier) else { continue }
-                read.append((identifier, .success(bytes)))
-            } catch {
-                read.append((identifier, .failure(.storage("\(error)"))))
-            }
-        }
-        let records = read
-        var decoded = [Result<OAuthCredentials, OAuthError>](repeating: .failure(.cancelled), count: records.count)
-        decoded.withUnsafeMutableBufferPointer { results in
+        var loaded = [Result<OAuthCredentials, OAuthError>?](repeating: nil, count: identifiers.count)
+        loaded.withUnsafeMutableBufferPointer { results in
             // Each iteration writes its own element, and only that one.
             nonisolated(unsafe) let results = results
-            DispatchQueue.concurrentPerform(iterations: records.count) { index in
-                let (identifier, bytes) = records[index]
-                results[index] = bytes.flatMap { bytes in
-                    Result { () throws(OAuthError) in try Self.decode(bytes, path: path(for: identifier), identifier: identifier) }
+            DispatchQueue.concurrentPerform(iterations: identifiers.count) { index in
+                do throws(OAuthError) {
+                    results[index] = try read(identifiers[index], in: files).map { .success($0) }
+                } catch {
+                    results[index] = .failure(error)
                 }
             }
         }
-        return zip(records, decoded).map { ($0.identifier, $1) }
+        return Array(zip(identifiers, loaded))
     }
 
     /// The identifier the `default` file names, if any.

@@ -85,6 +85,7 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
         for (identifier, loaded) in try store.allAccounts() {
             let credentials: OAuthCredentials
             do {
+                guard let loaded else { continue }  // removed since the listing
                 credentials = try loaded.get()
             } catch {
                 summaries.append(AccountSummary(
