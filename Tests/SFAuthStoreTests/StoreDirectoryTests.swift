@@ -95,4 +95,16 @@ struct StoreDirectoryTests {
         #expect(try accounts.names().sorted() == ["idp.example%2Falice.json", "idp.example%2Fcarol.json"])
         #expect(fixture.mode(fixture.path + "/accounts/idp.example%2Fcarol.json") == 0o600)
     }
+
+    @Test func filesAreReadWholeAndTooLargeOnesRefused() throws {
+        let store = try StoreDirectory.openCreating(fixture.path)
+        let big = (0..<70_000).map { UInt8(truncatingIfNeeded: $0) }
+        try store.writeAtomically(big, to: "big")
+        #expect(try store.read("big") == big)
+        #expect(try store.read("big", limit: 70_000) == big)
+        #expect(throws: FileFailure.self) { try store.read("big", limit: 69_999) }
+        try store.writeAtomically([], to: "empty")
+        #expect(try store.read("empty") == [])
+        #expect(try store.read("missing") == nil)
+    }
 }

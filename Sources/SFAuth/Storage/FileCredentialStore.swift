@@ -254,9 +254,9 @@ public struct FileCredentialStore: CredentialStore {
                          remedy: .allowKeyringStorage))
     }
 
-    package static func decode(_ bytes: [UInt8], path: String, identifier: String) throws(OAuthError) -> OAuthCredentials {
+    package static func decode(_ bytes: [UInt8], path: @autoclosure () -> String, identifier: String) throws(OAuthError) -> OAuthCredentials {
         do { return try CredentialFile.decode(bytes) } catch {
-            throw .storage(Problem("\(path) is not a valid credentials file (\(error.reason))", remedy: .removeDamagedAccount(identifier: identifier)))
+            throw .storage(Problem("\(path()) is not a valid credentials file (\(error.reason))", remedy: .removeDamagedAccount(identifier: identifier)))
         }
     }
 
