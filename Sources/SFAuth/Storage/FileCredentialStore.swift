@@ -222,6 +222,13 @@ public struct FileCredentialStore: CredentialStore {
 
     /// Takes the account's refresh lock (`locks/<account>.lock`), waiting up to 60 seconds.
     public func lock(account identifier: String) async throws(OAuthError) -> AccountLock {
+        try await lock(account: identifier, timeout: .seconds(60))
+    }
+
+    /// Takes the lock `locks/<identifier>.lock` — an account's, or another name's in the same room
+    /// (`sign-in:<account>`) — waiting up to `timeout`; `AccountLock.waited` says whether another
+    /// process held it.
+    package func lock(account identifier: String, timeout: Duration) async throws(OAuthError) -> AccountLock {
         let store = try openStore()
         let name = Self.lockFileName(for: identifier)
         let path = store.child(Self.locksDirectory) + "/" + name
@@ -231,7 +238,7 @@ public struct FileCredentialStore: CredentialStore {
         } catch {
             throw .storage("cannot open the lock file \(path): \(String(cString: strerror(error.code)))")
         }
-        return try await AccountLock.acquire(descriptor: descriptor, path: path, clock: clock)
+        return try await AccountLock.acquire(descriptor: descriptor, path: path, timeout: timeout, clock: clock)
     }
 
     /// The refresh token of `credentials`: from the record, or from the secret store when it is kept there.
