@@ -88,6 +88,8 @@ package final class Directory: Sendable {
         var info = stat()
         let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
         guard size <= limit else { throw FileFailure(operation: "file too large:", path: child(name), code: EFBIG) }
+        // A regular file is read whole by one read short of the buffer; anything else until its end.
+        let regular = info.st_mode & S_IFMT == S_IFREG
         var code: Int32 = 0
         var bytes = [UInt8](unsafeUninitializedCapacity: size + 1) { buffer, count in
             count = 0
@@ -97,6 +99,7 @@ package final class Directory: Sendable {
                 if got < 0 { code = errno }
                 if got <= 0 { return }
                 count += got
+                if regular { return }
             }
         }
         // A file that grew since `fstat`: the rest in chunks.

@@ -179,27 +179,32 @@ public struct FileCredentialStore: CredentialStore {
         }
     }
 
-    /// Every stored account, in identifier order, read through one opening of the store: its
-    /// credentials, or the error `load(identifier:)` would throw for its file (`nil`: the file was
-    /// removed since the listing). The files are read and decoded on all processors at once
-    /// (`sfauth accounts`, with hundreds of accounts).
-    package func allAccounts() throws(OAuthError) -> [(identifier: String, credentials: Result<OAuthCredentials, OAuthError>?)] {
+    /// Every stored account, in identifier order, read through one opening of the store and
+    /// handed to `describe` with its credentials, or the error `load(identifier:)` would throw for
+    /// its file; an account whose file was removed since the listing is left out. The files are
+    /// read, decoded and described on all processors at once (`sfauth accounts`, with hundreds of
+    /// accounts).
+    package func allAccounts<Description: Sendable>(
+        _ describe: @Sendable (_ identifier: String, _ credentials: Result<OAuthCredentials, OAuthError>) -> Description
+    ) throws(OAuthError) -> [Description] {
         guard let files = try openAccounts() else { return [] }
         let identifiers: [String]
         do { identifiers = try files.identifiers() } catch { throw .storage("\(error)") }
-        var loaded = [Result<OAuthCredentials, OAuthError>?](repeating: nil, count: identifiers.count)
-        loaded.withUnsafeMutableBufferPointer { results in
+        var described = [Description?](repeating: nil, count: identifiers.count)
+        described.withUnsafeMutableBufferPointer { results in
             // Each iteration writes its own element, and only that one.
             nonisolated(unsafe) let results = results
             DispatchQueue.concurrentPerform(iterations: identifiers.count) { index in
+                let identifier = identifiers[index]
                 do throws(OAuthError) {
-                    results[index] = try read(identifiers[index], in: files).map { .success($0) }
+                    guard let credentials = try read(identifier, in: files) else { return }
+                    results[index] = describe(identifier, .success(credentials))
                 } catch {
-                    results[index] = .failure(error)
+                    results[index] = describe(identifier, .failure(error))
                 }
             }
         }
-        return Array(zip(identifiers, loaded))
+        return described.compactMap { $0 }
     }
 
     /// The identifier the `default` file names, if any.
