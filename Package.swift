@@ -33,6 +33,17 @@ let package = Package(
         // be built from them without the rest. Pure: no I/O.
         .target(name: "SFAuthModel"),
 
+        // The credentials directory on disk, for both programs: opened once per operation, trusted
+        // on that descriptor and every file reached through it; the name index; and the one
+        // stored-token lookup the front end answers with and the main program reuses first.
+        // FoundationEssentials and Glibc only, so the front end can link it.
+        .target(name: "SFAuthStore", dependencies: ["SFAuthModel"]),
+
+        // The formats other tools call sfauth in — git's credential helper protocol, client-go's
+        // ExecCredential, the environment and start of `sfauth exec`'s command — for both programs,
+        // on FoundationEssentials and Glibc alone.
+        .target(name: "CredentialProtocols", dependencies: ["SFAuthModel"]),
+
         // Pure protocol logic: no sockets, files, processes or clock reads.
         .target(
             name: "SFAuthCore",
@@ -42,27 +53,28 @@ let package = Package(
         // The coordinator, its delegate, and the Linux adapters (HTTP, listener, browser, storage).
         .target(
             name: "SFAuth",
-            dependencies: ["SFAuthCore", "CCurl", "CSecret", .product(name: "JWTKit", package: "jwt-kit")]
+            dependencies: ["SFAuthCore", "SFAuthStore", "CCurl", "CSecret", .product(name: "JWTKit", package: "jwt-kit")]
         ),
 
         // What only the command needs, kept out of the library and tested in Swift: the configuration
         // file and its profiles, the words sfauth says, the shapes of its output.
-        .target(name: "SFAuthCLI", dependencies: ["SFAuth"]),
+        .target(name: "SFAuthCLI", dependencies: ["SFAuth", "SFAuthStore", "CredentialProtocols"]),
 
         // The main program: one small file per subcommand. Installed as libexec/sfauth/sfauth-main;
         // people run it through the front end below.
         .executableTarget(
             name: "sfauth-main",
-            dependencies: ["SFAuthCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["SFAuthCLI", "CredentialProtocols", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
-        // The `sfauth` people run: answers `sfauth token` from a usable stored token by itself and
-        // hands every other command to sfauth-main (as git hands `git foo` to `git-foo`). Fully
-        // static and built on SFAuthModel alone, so it starts as fast as a process can: no dynamic
-        // loader work, no relocations, no Foundation beyond FoundationEssentials.
+        // The `sfauth` people run: answers the credential hot paths (`token`, `kube-credential`,
+        // `git-credential get`, `exec`) from a usable stored token by itself and hands every other
+        // command to sfauth-main (as git hands `git foo` to `git-foo`). Fully static and built on
+        // the three FoundationEssentials-only targets, so it starts as fast as a process can: no
+        // dynamic loader work, no relocations, no Foundation beyond FoundationEssentials.
         .executableTarget(
             name: "sfauth",
-            dependencies: ["SFAuthModel"],
+            dependencies: ["SFAuthModel", "SFAuthStore", "CredentialProtocols"],
             // (FoundationEssentials' own dependencies are not linked automatically in a static executable.)
             linkerSettings: [.unsafeFlags(["-static-executable"]), .linkedLibrary("_FoundationCollections"),
                              .linkedLibrary("_FoundationCShims"), .linkedLibrary("swiftSynchronization")]
@@ -73,6 +85,8 @@ let package = Package(
         .executableTarget(name: "sfauth-fuzz", dependencies: ["SFAuth", "SFAuthCLI"], path: "Fuzz/Sources/sfauth-fuzz"),
 
         .testTarget(name: "SFAuthModelTests", dependencies: ["SFAuthModel"]),
+        .testTarget(name: "SFAuthStoreTests", dependencies: ["SFAuthStore"]),
+        .testTarget(name: "CredentialProtocolsTests", dependencies: ["CredentialProtocols"]),
         .testTarget(name: "SFAuthCoreTests", dependencies: ["SFAuthCore"]),
         .testTarget(name: "SFAuthCLITests", dependencies: ["SFAuthCLI"]),
         .testTarget(

@@ -3,8 +3,9 @@
 // command here. The one place that reads the process: its arguments and its environment.
 import Dispatch
 import FoundationEssentials
+import CredentialProtocols
 import SFAuthCLI
 
-let context = CommandContext(environment: ProcessInfo.processInfo.environment)
+let context = CommandContext(environment: ProcessEnvironment.current())
 Task { await SFAuthCommand.run(Array(CommandLine.arguments.dropFirst()), in: context) }
 dispatchMain()

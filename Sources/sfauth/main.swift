@@ -1,12 +1,14 @@
-// The `sfauth` that people and scripts run: a small, fully static program that answers
-// `sfauth token` itself when the stored token is usable (the case scripts hit over and over), and
-// otherwise hands the very same command line to the main program (`sfauth-main`), as git hands
-// `git foo` to `git-foo`. Everything it decides comes from SFAuthCore — the credential file format,
-// the environment variables, the expiry rule — so it cannot drift from the main program; whatever it
-// is not sure of, the main program answers, with its messages and exit codes.
+// The `sfauth` that people, scripts and other tools run: a small, fully static program that answers
+// the credential hot paths itself when the stored token is usable — `sfauth token`,
+// `kube-credential` (kubectl runs it for every command), `git-credential get` (git, for every fetch
+// and push) and `exec` — and otherwise hands the very same command line to the main program
+// (`sfauth-main`), as git hands `git foo` to `git-foo`. What it decides comes from the targets the
+// main program uses too — the store and its one stored-token lookup (SFAuthStore), the output
+// formats (CredentialProtocols), the rules (SFAuthModel) — so it cannot drift from the main program;
+// whatever it is not sure of, the main program answers, with its messages and exit codes.
 import Glibc
 
-if let status = CachedToken.answer(arguments: Array(CommandLine.arguments.dropFirst())) {
+if let status = HotPath.answer(Array(CommandLine.arguments.dropFirst())) {
     exit(status)
 }
 MainProgram.run(CommandLine.arguments)

@@ -1,5 +1,6 @@
-"""The front end: the `sfauth` people run answers `sfauth token` itself when the stored token is
-usable and hands everything else to the main program (`sfauth-main`), found beside it or in
+"""The front end: the `sfauth` people run answers the credential hot paths itself when the stored
+token is usable — `sfauth token`, `kube-credential`, `git-credential get` (and `store`), `exec` —
+and hands everything else to the main program (`sfauth-main`), found beside it or in
 `../libexec/sfauth/`.
 
 The proof that an answer came from the front end alone: a copy of it with no main program anywhere
@@ -151,3 +152,165 @@ def test_every_other_command_runs_the_main_program_with_the_front_ends_path(sfau
     # Usage errors and their exit codes come from the main program, unchanged.
     wrong = run(sfauth, link, "token", "--json", "--env")
     assert wrong.returncode == USAGE and wrong.stderr.startswith("sfauth: ")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The other credential hot paths: kube-credential, git-credential get, exec.
+
+GIT_HOST = "git.example"
+GIT_REQUEST = f"protocol=https\nhost={GIT_HOST}\n\n"
+KUBE_V1BETA1 = json.dumps({"kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1beta1",
+                           "spec": {"interactive": False}})
+
+
+def run_with_input(sfauth, program, *args, stdin="", **env):
+    return subprocess.run([str(program), *args], env=dict(sfauth.env, **env), input=stdin,
+                          capture_output=True, text=True, timeout=60)
+
+
+def main_program(sfauth):
+    """The main program itself, run directly: what the front end must answer exactly like."""
+    return pathlib.Path(sfauth.binary).parent / "sfauth-main"
+
+
+def test_the_front_end_alone_answers_kubectl_as_the_main_program_does(sfauth, signed_in, lone_front):
+    for info in ({}, {"KUBERNETES_EXEC_INFO": KUBE_V1BETA1}):
+        alone = run(sfauth, lone_front, "kube-credential", **info)
+        assert alone.returncode == OK and alone.stderr == "", alone
+        assert alone.stdout == run(sfauth, main_program(sfauth), "kube-credential", **info).stdout
+        credential = json.loads(alone.stdout)
+        assert credential["status"]["token"] == signed_in
+        assert credential["status"]["expirationTimestamp"].endswith("Z")
+        assert credential["apiVersion"] == json.loads(info.get("KUBERNETES_EXEC_INFO", "{}")).get("apiVersion", "client.authentication.k8s.io/v1")
+    supplied = run(sfauth, lone_front, "kube-credential", SFAUTH_ACCESS_TOKEN="from-the-environment")
+    assert supplied.returncode == OK and json.loads(supplied.stdout)["status"] == {"token": "from-the-environment"}
+
+
+def test_the_front_end_alone_answers_git_as_the_main_program_does(sfauth, signed_in, lone_front):
+    helper = ["git-credential", "--host", "https://" + GIT_HOST, "get"]
+    alone = run_with_input(sfauth, lone_front, *helper, stdin=GIT_REQUEST)
+    assert alone.returncode == OK and alone.stderr == "", alone
+    assert alone.stdout == run_with_input(sfauth, main_program(sfauth), *helper, stdin=GIT_REQUEST).stdout
+    lines = alone.stdout.splitlines()
+    assert lines[1] == f"password={signed_in}" and lines[2].startswith("password_expiry_utc="), lines
+    # Another host: nothing, as from the main program; `store`: nothing to do.
+    other = run_with_input(sfauth, lone_front, *helper, stdin="protocol=https\nhost=elsewhere.example\n\n")
+    assert (other.returncode, other.stdout, other.stderr) == (OK, "", "")
+    store = run_with_input(sfauth, lone_front, "git-credential", "--host", GIT_HOST, "store",
+                           stdin=GIT_REQUEST.rstrip("\n") + f"\nusername=u\npassword={signed_in}\n\n")
+    assert (store.returncode, store.stdout, store.stderr) == (OK, "", "")
+    supplied = run_with_input(sfauth, lone_front, *helper, stdin=GIT_REQUEST, SFAUTH_ACCESS_TOKEN="from-the-environment")
+    assert supplied.stdout == "username=oauth2\npassword=from-the-environment\n"
+
+
+def test_the_front_end_alone_runs_exec_s_command_as_the_main_program_does(sfauth, server, signed_in, lone_front, tmp_path):
+    secrets = {"SFAUTH_CLIENT_SECRET": "never-inherited", "SF_ACCESS_TOKEN": "another-token", "SF_USERNAME": "someone-else"}
+    alone = run(sfauth, lone_front, "exec", "--", "env", **secrets)
+    assert alone.returncode == OK, alone
+    environment = dict(line.split("=", 1) for line in alone.stdout.splitlines())
+    assert environment["SF_ACCESS_TOKEN"] == signed_in
+    assert "SFAUTH_CLIENT_SECRET" not in environment and "SF_USERNAME" not in environment  # the account has none
+    direct = run(sfauth, main_program(sfauth), "exec", "--", "env", **secrets)
+    assert sorted(alone.stdout.splitlines()) == sorted(direct.stdout.splitlines())
+    # The command's own exit status; a command that cannot start: 127 or 126 and the same line.
+    assert run(sfauth, lone_front, "exec", "--", "sh", "-c", "exit 7").returncode == 7
+    missing = run(sfauth, lone_front, "exec", "--", "no-such-command-here")
+    assert (missing.returncode, missing.stderr) == (127, "sfauth: cannot run no-such-command-here: No such file or directory.\n")
+    assert missing.stderr == run(sfauth, main_program(sfauth), "exec", "--", "no-such-command-here").stderr
+    script = tmp_path / "not-executable"
+    script.write_text("#!/bin/sh\n")
+    assert run(sfauth, lone_front, "exec", "--", str(script)).returncode == 126
+
+
+def test_a_name_is_found_through_the_stores_index_and_a_stale_index_goes_to_the_main_program(sfauth, server, signed_in, lone_front):
+    again = login(sfauth, server["SFAUTH_TEST_PASSWORD_CLIENT_ID"], "--password", "--username", "alice",
+                  "--alias", "work", stdin=PASSWORD, SFAUTH_CLIENT_SECRET=server["SFAUTH_TEST_PASSWORD_CLIENT_SECRET"])
+    assert again.returncode == OK, again.stderr
+    work = run(sfauth, lone_front, "token", "--account", "work")
+    assert work.returncode == OK, work
+    for name in ("alice", "work"):  # by username and by alias, through the index the store keeps
+        for args in (["kube-credential", "--account", name], ["exec", f"--account={name}", "--", "printenv", "SF_ACCESS_TOKEN"]):
+            alone = run(sfauth, lone_front, *args)
+            assert alone.returncode == OK and work.stdout.strip() in alone.stdout, (args, alone)
+    # An account file written behind the store's back (an older sfauth, a person): the index is
+    # stale, so the front end hands the name over; the main program answers and rebuilds the index.
+    accounts = sfauth.home / "accounts"
+    [mine] = [p for p in accounts.iterdir() if json.loads(p.read_text()).get("alias") == "work"]
+    copy = json.loads(mine.read_text())
+    copy["identifier"], copy["alias"], copy["username"] = copy["identifier"] + "-copy", None, "copied"
+    (accounts / "copy.tmp").write_text(json.dumps(copy))
+    (accounts / "copy.tmp").rename(accounts / (mine.name[:-len(".json")] + "-copy.json"))
+    assert_handed_over(run(sfauth, lone_front, "token", "--account", "work"), lone_front)
+    assert sfauth.run("token", "--account", "copied").stdout == work.stdout
+    assert run(sfauth, lone_front, "token", "--account", "work").stdout == work.stdout
+    assert run(sfauth, lone_front, "token", "--account", "copied").stdout == work.stdout
+
+
+HOT_PATHS = {
+    "kube-credential": (["kube-credential"], ""),
+    "git-credential get": (["git-credential", "--host", GIT_HOST, "get"], GIT_REQUEST),
+    "exec": (["exec", "--", "true"], ""),
+}
+
+
+@pytest.mark.parametrize("command", sorted(HOT_PATHS))
+@pytest.mark.parametrize("case", ["other arguments", "expired", "login required", "bad leeway", "bad storage",
+                                  "bad timeout", "shared directory", "damaged file", "no default", "no such name",
+                                  "several accounts", "malformed KUBERNETES_EXEC_INFO", "bad --host"])
+def test_whatever_the_front_end_is_not_sure_of_on_the_other_hot_paths_goes_to_the_main_program(
+        sfauth, server, signed_in, lone_front, command, case):
+    args, stdin = HOT_PATHS[command]
+    path = account_file(sfauth)
+    record = json.loads(path.read_text())
+    env = {}
+    expected = OK
+    if case == "other arguments":
+        args = {"kube-credential": ["kube-credential", "--account", record["identifier"], "--account", record["identifier"]],
+                "git-credential get": ["git-credential", "--host", GIT_HOST, "get", "--account", record["identifier"]],
+                "exec": ["exec", "true"]}[command]
+    elif case == "expired":
+        record["expiresAt"] = 0
+    elif case == "login required":
+        record["status"], expected = "login_required", 3
+    elif case == "bad leeway":
+        env, expected = {"SFAUTH_TOKEN_LEEWAY": "soon"}, USAGE
+    elif case == "bad storage":
+        env, expected = {"SFAUTH_STORAGE": "cloud"}, USAGE
+    elif case == "bad timeout":
+        env, expected = {"SFAUTH_HTTP_TIMEOUT": "0"}, USAGE
+    elif case == "shared directory":
+        os.chmod(sfauth.home, 0o770)
+        expected = 1
+    elif case == "damaged file":
+        path.write_text("{not json")
+        expected = 1
+    elif case == "no default":
+        (sfauth.home / "default").unlink()
+        expected = USAGE
+    elif case == "no such name":
+        args, expected = args[:1] + ["--account", "nobody"] + args[1:], USAGE
+    elif case == "several accounts":
+        record["alias"] = "shared"
+        path.write_text(json.dumps(record))
+        twin = dict(record, identifier=record["identifier"] + "-twin")
+        (path.parent / (path.name[:-len(".json")] + "-twin.json")).write_text(json.dumps(twin))
+        args, expected = args[:1] + ["--account", "shared"] + args[1:], USAGE
+    elif case == "malformed KUBERNETES_EXEC_INFO":
+        if command != "kube-credential":
+            pytest.skip("kube-credential's input")
+        env, expected = {"KUBERNETES_EXEC_INFO": "{not json"}, USAGE
+    elif case == "bad --host":
+        if command != "git-credential get":
+            pytest.skip("git-credential's input")
+        args, expected = ["git-credential", "--host", "https://git.example/path", "get"], USAGE
+    if case not in ("damaged file", "several accounts"):
+        path.write_text(json.dumps(record))
+
+    assert_handed_over(run_with_input(sfauth, lone_front, *args, stdin=stdin, **env), lone_front)
+    # The main program, beside the real front end, answers as it always did — from the same standard
+    # input (git's request, read by the main program only).
+    answered = run_with_input(sfauth, sfauth.binary, *args, stdin=stdin,
+                              SFAUTH_CLIENT_SECRET=server["SFAUTH_TEST_SERVICE_CLIENT_SECRET"], **env)
+    assert answered.returncode == expected, answered
+    if command == "git-credential get" and expected == OK:
+        assert answered.stdout.splitlines()[1].startswith("password="), answered

@@ -16,6 +16,10 @@ public struct AccountResolver: Sendable {
     ///   a mistake on the command line, not a sign-in that expired: the message names the accounts
     ///   there are, or the one meant) or when several do.
     public func identifier(for name: String) throws(OAuthError) -> String {
+        // The store's selection first: a file store answers from its name index, reading one account.
+        let selected = try store.identifiers(selectedBy: name)
+        if selected.count == 1 { return selected[0] }
+        // None or several: every account is read, for a message that names them (or the one meant).
         let identifiers = try store.identifiers()
         if identifiers.contains(name) { return name }
         // A damaged file matches by its identifier only (above); it must not hide the others.

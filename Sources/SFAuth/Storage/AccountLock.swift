@@ -6,9 +6,12 @@ import SFAuthCore
 /// process exclude each other too). The kernel releases it if the process dies.
 public final class AccountLock: Sendable {
     private let descriptor: Int32
+    /// Whether another holder had it when it was asked for, so that this one waited.
+    package let waited: Bool
 
-    private init(descriptor: Int32) {
+    private init(descriptor: Int32, waited: Bool) {
         self.descriptor = descriptor
+        self.waited = waited
     }
 
     deinit { close(descriptor) }
@@ -27,19 +30,33 @@ public final class AccountLock: Sendable {
         guard descriptor >= 0 else {
             throw .storage("cannot open the lock file \(path): \(String(cString: strerror(errno)))")
         }
-        let lock = AccountLock(descriptor: descriptor)
+        return try await acquire(descriptor: descriptor, path: path, timeout: timeout, clock: clock)
+    }
+
+    /// Waits for the lock on the lock file open as `descriptor` (which the lock then owns and closes),
+    /// named `path` in messages. (`FileCredentialStore` opens it through the store's descriptor.)
+    static func acquire(descriptor: Int32, path: String, timeout: Duration = .seconds(60),
+                        clock: any AuthClock) async throws(OAuthError) -> AccountLock {
+        var waited = false
         let deadline = clock.monotonicNow() + timeout
         var pause = Duration.milliseconds(1)
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else {
-                throw .storage("cannot lock \(path): \(String(cString: strerror(errno)))")
+            let code = errno
+            guard code == EWOULDBLOCK || code == EINTR else {
+                close(descriptor)
+                throw .storage("cannot lock \(path): \(String(cString: strerror(code)))")
             }
+            if code == EWOULDBLOCK { waited = true }
             guard clock.monotonicNow() < deadline else {
+                close(descriptor)
                 throw .storage("another process has held \(path) for more than \(timeout); try again, or remove the file if that process is no longer running")
             }
-            do { try await clock.sleep(for: pause) } catch { throw .cancelled }
+            do { try await clock.sleep(for: pause) } catch {
+                close(descriptor)
+                throw .cancelled
+            }
             pause = min(pause * 2, .milliseconds(20))
         }
-        return lock
+        return AccountLock(descriptor: descriptor, waited: waited)
     }
 }

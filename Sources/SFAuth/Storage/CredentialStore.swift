@@ -18,6 +18,11 @@ public protocol CredentialStore: Sendable {
     func delete(identifier: String) throws(OAuthError)
     /// The identifiers of all stored accounts, sorted.
     func identifiers() throws(OAuthError) -> [String]
+    /// The identifiers of the accounts `name` selects, sorted, by `AccountNames`' rule: an exact
+    /// identifier, else every account whose alias, username or email is `name`. One is an answer;
+    /// none or several are for the caller to explain (`AccountResolver`). The default reads every
+    /// account; `FileCredentialStore` answers from its name index.
+    func identifiers(selectedBy name: String) throws(OAuthError) -> [String]
     /// The default account's identifier, if one is set.
     func defaultIdentifier() throws(OAuthError) -> String?
     /// Makes `identifier` the default account.
@@ -41,6 +46,13 @@ extension CredentialStore {
                                          remedy: .signIn(account: nil, grant: nil)))
         }
         return try save(credentials)
+    }
+
+    /// The identifiers `name` selects, from every stored account's record (a damaged one matches by
+    /// its identifier only).
+    public func identifiers(selectedBy name: String) throws(OAuthError) -> [String] {
+        let accounts = try identifiers().map { ($0, try? load(identifier: $0)) }
+        return AccountNames.identifiers(matching: name, in: accounts)
     }
 
     /// The default account's credentials, or `nil` when nothing is stored.

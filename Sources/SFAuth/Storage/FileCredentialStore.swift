@@ -1,10 +1,16 @@
+import Dispatch
 import FoundationEssentials
 import Glibc
 import SFAuthCore
+import SFAuthStore
 
 /// Credentials as JSON files in a private directory, in the format `CredentialFile` defines.
 ///
-/// Reading the default account is two small file reads and no lock, which keeps `sfauth token` fast.
+/// Every operation opens the directory once, checks that descriptor (a directory of this user
+/// nobody else can write: `DirectoryTrust`) and reaches every file through it (`SFAuthStore`), so a
+/// directory swapped under the same path meanwhile is never read or written. Reading the default
+/// account is two small file reads and no lock; selecting an account by name reads one small file
+/// of the store's name index and the account it names.
 ///
 /// With a `SecretStore` (the keyring), refresh tokens are kept there instead of in the files: `save`
 /// writes the refresh token to the secret store first, then the record without it (marked
@@ -51,43 +57,37 @@ public struct FileCredentialStore: CredentialStore {
                   secretStore: keyring ? SecretServiceStore(app: app) : nil, clock: clock)
     }
 
-    var accountsDirectory: String { directory + "/" + CredentialFile.accountsDirectory }
-    var defaultFile: String { directory + "/" + CredentialFile.defaultFile }
-    var lockFile: String { directory + "/.lock" }
+    /// The file the store's writers hold (`flock`) while they change it.
+    static let storeLockFile = ".lock"
+    /// The subdirectory of the accounts' refresh locks.
+    static let locksDirectory = "locks"
 
     /// The lock file held while an account's tokens are refreshed.
     public func lockPath(for identifier: String) throws(OAuthError) -> String {
-        try requirePrivateDirectory()
-        let locks = directory + "/locks"
-        do { try POSIXFile.makePrivateDirectory(locks) } catch { throw .storage("\(error)") }
-        return locks + "/" + FormURLEncoding.encode(identifier) + ".lock"
+        let store = try openStore()
+        do { _ = try store.privateSubdirectory(Self.locksDirectory) } catch { throw .storage("\(error)") }
+        return store.child(Self.locksDirectory) + "/" + Self.lockFileName(for: identifier)
     }
 
     /// The file holding an account's credentials.
     public func path(for identifier: String) -> String {
-        accountsDirectory + "/" + CredentialFile.fileName(for: identifier)
-    }
-
-    /// Refuses a directory that is not private to this user (see `POSIXFile.privateDirectoryProblem`):
-    /// credentials read from a directory someone else can write are not ours to trust, and secrets
-    /// written there are not safe. One `lstat`, before every operation.
-    func requirePrivateDirectory() throws(OAuthError) {
-        if let problem = POSIXFile.privateDirectoryProblem(directory) { throw .storage(Problem(problem, remedy: .useAnotherCredentialsDirectory)) }
+        directory + "/" + CredentialFile.accountsDirectory + "/" + CredentialFile.fileName(for: identifier)
     }
 
     /// Checks, before a sign-in starts, that its credentials can be kept: the directory is private
     /// and can be created and written, and the default-account file can be read. Nobody should sign
     /// in at the browser only to learn afterwards that nothing could be stored.
     public func requireWritable() throws(OAuthError) {
-        try requirePrivateDirectory()
+        let store = try openStore()
+        let accounts: Directory
         do {
-            try POSIXFile.makePrivateDirectory(accountsDirectory)
-            _ = try readDefault()
+            accounts = try store.privateSubdirectory(CredentialFile.accountsDirectory)
+            _ = try AccountFiles(store: store).defaultIdentifier()
         } catch {
             throw .storage("\(error)")
         }
-        guard access(accountsDirectory, W_OK) == 0 else {
-            throw .storage("\(accountsDirectory) cannot be written (\(String(cString: strerror(errno)))); nothing could be stored")
+        guard faccessat(accounts.descriptor, ".", W_OK, 0) == 0 else {
+            throw .storage("\(accounts.path) cannot be written (\(String(cString: strerror(errno)))); nothing could be stored")
         }
     }
 
@@ -95,19 +95,16 @@ public struct FileCredentialStore: CredentialStore {
     ///
     /// - Throws: `OAuthError.storage` when the directory is not private or the file cannot be read or decoded.
     public func load(identifier: String) throws(OAuthError) -> OAuthCredentials? {
-        try requirePrivateDirectory()
-        let path = path(for: identifier)
-        let bytes: [UInt8]?
-        do { bytes = try POSIXFile.read(path) } catch { throw .storage("\(error)") }
-        guard let bytes else { return nil }
-        return try Self.decode(bytes, path: path, identifier: identifier)
+        guard let files = try openAccounts() else { return nil }
+        return try read(identifier, in: files)
     }
 
     /// Writes the account's file atomically under the store's lock, the refresh token first to the
     /// secret store when the account keeps it there; the first account saved becomes the default.
     @discardableResult
     public func save(_ kept: OAuthCredentials) throws(OAuthError) -> OAuthCredentials {
-        try requirePrivateDirectory()
+        // Opened (and trusted) before anything is written, the keyring included.
+        let store = try openStore()
         var kept = kept
         var credentials = kept
         let inSecretStore = kept.refreshTokenInSecretStore ?? placesNewRefreshTokensInSecretStore
@@ -125,13 +122,11 @@ public struct FileCredentialStore: CredentialStore {
             kept.refreshTokenInSecretStore = false
             credentials = kept
         }
-        try locked { () throws(POSIXFile.Failure) in
-            try POSIXFile.makePrivateDirectory(accountsDirectory)
-            try POSIXFile.writeAtomically(CredentialFile.encode(credentials), to: path(for: credentials.identifier), directory: accountsDirectory)
-            POSIXFile.removeOrphanedTemporaryFiles(in: accountsDirectory)
-            if try readDefault() == nil {
-                try POSIXFile.writeAtomically(CredentialFile.defaultFileContents(naming: credentials.identifier), to: defaultFile,
-                                              directory: directory)
+        try locked(store) { () throws(FileFailure) in
+            let files = try AccountFiles(store: store, creatingAccounts: true)
+            try files.write(credentials)
+            if try files.defaultIdentifier() == nil {
+                try store.writeAtomically(CredentialFile.defaultFileContents(naming: credentials.identifier), to: CredentialFile.defaultFile)
             }
         }
         return kept
@@ -140,56 +135,115 @@ public struct FileCredentialStore: CredentialStore {
     /// Deletes the account's refresh token from the secret store (when it is there), then its file;
     /// the default moves to the first remaining account.
     public func delete(identifier: String) throws(OAuthError) {
-        if let credentials = try load(identifier: identifier), credentials.refreshTokenPlace == .secretStore {
+        guard let files = try openAccounts() else { return }
+        if let credentials = try read(identifier, in: files), credentials.refreshTokenPlace == .secretStore {
             // Deleting only the file would leave a live refresh token in the keyring, unreachable.
             guard let secretStore else { throw Self.keyringNotInUse(credentials) }
             try secretStore.deleteSecret(account: identifier, kind: Self.refreshTokenKind)
         }
-        try removeFile(of: identifier)
+        try removeFile(of: identifier, in: files.store)
     }
 
     /// Removes an account's file without reading it — for a file that cannot be read (damaged),
     /// which `delete` would refuse — and moves the default as `delete` does. A refresh token such
     /// an account kept in the keyring cannot be found any more without its record.
     public func removeFile(of identifier: String) throws(OAuthError) {
-        try locked { () throws(POSIXFile.Failure) in
-            try POSIXFile.remove(path(for: identifier), directory: accountsDirectory)
-            guard try readDefault() == identifier else { return }
-            if let next = try listIdentifiers().first {
-                try POSIXFile.writeAtomically(CredentialFile.defaultFileContents(naming: next), to: defaultFile, directory: directory)
-            } else {
-                try POSIXFile.remove(defaultFile, directory: directory)
-            }
-        }
+        guard let files = try openAccounts() else { return }
+        try removeFile(of: identifier, in: files.store)
     }
 
     /// The identifiers of the accounts whose files are in the directory, sorted.
     public func identifiers() throws(OAuthError) -> [String] {
-        try requirePrivateDirectory()
-        do { return try listIdentifiers() } catch { throw .storage("\(error)") }
+        guard let files = try openAccounts() else { return [] }
+        do { return try files.identifiers() } catch { throw .storage("\(error)") }
+    }
+
+    /// The identifiers `name` selects (`AccountNames`), read through the store's name index: an
+    /// exact identifier, else the accounts the index lists for the name, each checked against its
+    /// record — without reading every account's file. A missing or stale index is rebuilt first
+    /// (when the store can be written); failing that, every record is read.
+    public func identifiers(selectedBy name: String) throws(OAuthError) -> [String] {
+        guard let files = try openAccounts() else { return [] }
+        var selection = files.select(name)
+        if selection == .unknown {
+            // Best effort: a store that cannot be written still answers, by reading every record.
+            try? locked(files.store) { () throws(FileFailure) in try files.rebuildNameIndex() }
+            selection = files.select(name)
+        }
+        switch selection {
+        case .one(let identifier, _): return [identifier]
+        case .none: return []
+        case .several(let identifiers): return identifiers
+        case .unknown:
+            do { return AccountNames.identifiers(matching: name, in: try files.records()) } catch { throw .storage("\(error)") }
+        }
+    }
+
+    /// Every stored account, in identifier order, read through one opening of the store and
+    /// handed to `describe` with its credentials, or the error `load(identifier:)` would throw for
+    /// its file; an account whose file was removed since the listing is left out. The files are
+    /// read, decoded and described on all processors at once (`sfauth accounts`, with hundreds of
+    /// accounts).
+    package func allAccounts<Description: Sendable>(
+        _ describe: @Sendable (_ identifier: String, _ credentials: Result<OAuthCredentials, OAuthError>) -> Description
+    ) throws(OAuthError) -> [Description] {
+        guard let files = try openAccounts() else { return [] }
+        let identifiers: [String]
+        do { identifiers = try files.identifiers() } catch { throw .storage("\(error)") }
+        var described = [Description?](repeating: nil, count: identifiers.count)
+        described.withUnsafeMutableBufferPointer { results in
+            // Each iteration writes its own element, and only that one.
+            nonisolated(unsafe) let results = results
+            DispatchQueue.concurrentPerform(iterations: identifiers.count) { index in
+                let identifier = identifiers[index]
+                do throws(OAuthError) {
+                    guard let credentials = try read(identifier, in: files) else { return }
+                    results[index] = describe(identifier, .success(credentials))
+                } catch {
+                    results[index] = describe(identifier, .failure(error))
+                }
+            }
+        }
+        return described.compactMap { $0 }
     }
 
     /// The identifier the `default` file names, if any.
     public func defaultIdentifier() throws(OAuthError) -> String? {
-        try requirePrivateDirectory()
-        do { return try readDefault() } catch { throw .storage("\(error)") }
+        guard let files = try openAccounts() else { return nil }
+        do { return try files.defaultIdentifier() } catch { throw .storage("\(error)") }
     }
 
     /// Makes `identifier` the default account.
     ///
     /// - Throws: `OAuthError.configuration` when no such account is stored.
     public func setDefault(_ identifier: String) throws(OAuthError) {
-        guard try load(identifier: identifier) != nil else {
+        guard let files = try openAccounts(), try read(identifier, in: files) != nil else {
             throw .configuration("there is no stored account '\(TerminalText.escaped(identifier))'")
         }
-        try locked { () throws(POSIXFile.Failure) in
-            try POSIXFile.writeAtomically(CredentialFile.defaultFileContents(naming: identifier), to: defaultFile, directory: directory)
+        try locked(files.store) { () throws(FileFailure) in
+            try files.store.writeAtomically(CredentialFile.defaultFileContents(naming: identifier), to: CredentialFile.defaultFile)
         }
     }
 
     /// Takes the account's refresh lock (`locks/<account>.lock`), waiting up to 60 seconds.
     public func lock(account identifier: String) async throws(OAuthError) -> AccountLock {
-        try await AccountLock.acquire(path: try lockPath(for: identifier), clock: clock)
+        try await lock(account: identifier, timeout: .seconds(60))
+    }
+
+    /// Takes the lock `locks/<identifier>.lock` — an account's, or another name's in the same room
+    /// (`sign-in:<account>`) — waiting up to `timeout`; `AccountLock.waited` says whether another
+    /// process held it.
+    package func lock(account identifier: String, timeout: Duration) async throws(OAuthError) -> AccountLock {
+        let store = try openStore()
+        let name = Self.lockFileName(for: identifier)
+        let path = store.child(Self.locksDirectory) + "/" + name
+        let descriptor: Int32
+        do {
+            descriptor = try store.privateSubdirectory(Self.locksDirectory).openLockFile(name)
+        } catch {
+            throw .storage("cannot open the lock file \(path): \(String(cString: strerror(error.code)))")
+        }
+        return try await AccountLock.acquire(descriptor: descriptor, path: path, timeout: timeout, clock: clock)
     }
 
     /// The refresh token of `credentials`: from the record, or from the secret store when it is kept there.
@@ -212,40 +266,69 @@ public struct FileCredentialStore: CredentialStore {
                          remedy: .allowKeyringStorage))
     }
 
-    package static func decode(_ bytes: [UInt8], path: String, identifier: String) throws(OAuthError) -> OAuthCredentials {
+    package static func decode(_ bytes: [UInt8], path: @autoclosure () -> String, identifier: String) throws(OAuthError) -> OAuthCredentials {
         do { return try CredentialFile.decode(bytes) } catch {
-            throw .storage(Problem("\(path) is not a valid credentials file (\(error.reason))", remedy: .removeDamagedAccount(identifier: identifier)))
+            throw .storage(Problem("\(path()) is not a valid credentials file (\(error.reason))", remedy: .removeDamagedAccount(identifier: identifier)))
         }
     }
 
     // MARK: - Helpers
 
-    private func locked(_ body: () throws(POSIXFile.Failure) -> Void) throws(OAuthError) {
-        try requirePrivateDirectory()
+    /// The store directory, opened and trusted for one operation — created first when missing.
+    private func openStore() throws(OAuthError) -> Directory {
+        do { return try StoreDirectory.openCreating(directory) } catch { throw Self.storageError(error) }
+    }
+
+    /// The accounts of the store, opened and trusted for one operation; `nil` when the store does
+    /// not exist (nothing is stored).
+    private func openAccounts() throws(OAuthError) -> AccountFiles? {
+        let store: Directory?
+        do { store = try StoreDirectory.open(directory) } catch { throw Self.storageError(error) }
+        guard let store else { return nil }
+        do { return try AccountFiles(store: store) } catch { throw .storage("\(error)") }
+    }
+
+    /// The account's credentials read through `files`; `nil` when it has no file.
+    private func read(_ identifier: String, in files: AccountFiles) throws(OAuthError) -> OAuthCredentials? {
+        let bytes: [UInt8]?
+        do { bytes = try files.record(of: identifier) } catch { throw .storage("\(error)") }
+        guard let bytes else { return nil }
+        return try Self.decode(bytes, path: path(for: identifier), identifier: identifier)
+    }
+
+    /// Removes the file under the store's lock, and moves the default when it named the account.
+    private func removeFile(of identifier: String, in store: Directory) throws(OAuthError) {
+        try locked(store) { () throws(FileFailure) in
+            let files = try AccountFiles(store: store)
+            try files.remove(identifier)
+            guard try files.defaultIdentifier() == identifier else { return }
+            if let next = try files.identifiers().first {
+                try store.writeAtomically(CredentialFile.defaultFileContents(naming: next), to: CredentialFile.defaultFile)
+            } else {
+                try store.remove(CredentialFile.defaultFile)
+            }
+        }
+    }
+
+    /// Runs `body` holding the store's lock (`.lock`, through `store`), the directory tightened to 0700.
+    private func locked(_ store: Directory, _ body: () throws(FileFailure) -> Void) throws(OAuthError) {
         do {
-            try POSIXFile.makePrivateDirectory(directory)
-            try POSIXFile.withExclusiveLock(lockFile, body).get()
+            try store.tighten()
+            try store.withExclusiveLock(Self.storeLockFile, body).get()
         } catch {
             throw .storage("\(error)")
         }
     }
 
-    private func readDefault() throws(POSIXFile.Failure) -> String? {
-        try POSIXFile.read(defaultFile).flatMap(CredentialFile.defaultIdentifier(in:))
+    private static func lockFileName(for identifier: String) -> String {
+        FormURLEncoding.encode(identifier) + ".lock"
     }
 
-    private func listIdentifiers() throws(POSIXFile.Failure) -> [String] {
-        guard let stream = opendir(accountsDirectory) else {
-            if errno == ENOENT { return [] }
-            throw POSIXFile.Failure(operation: "cannot list", path: accountsDirectory, code: errno)
+    /// A directory that is not private is refused with the way out: another directory.
+    private static func storageError(_ failure: StoreFailure) -> OAuthError {
+        switch failure {
+        case .untrusted: return .storage(Problem("\(failure)", remedy: .useAnotherCredentialsDirectory))
+        case .file: return .storage("\(failure)")
         }
-        defer { closedir(stream) }
-        var identifiers = [String]()
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            guard let identifier = CredentialFile.identifier(fromFileName: name) else { continue }
-            identifiers.append(identifier)
-        }
-        return identifiers.sorted()
     }
 }

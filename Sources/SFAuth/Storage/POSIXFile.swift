@@ -1,6 +1,8 @@
 import Glibc
 
-/// Small wrappers over POSIX file calls: whole-file reads, atomic writes and `flock`.
+/// Small wrappers over POSIX file calls by path — whole-file reads and atomic writes — for files
+/// outside the credentials store (configuration, keys, the discovery cache, `/proc`). The store
+/// itself is reached through one opened, checked descriptor (`SFAuthStore`).
 /// Each throws `POSIXFile.Failure` with the call, the path and `strerror(errno)`.
 package enum POSIXFile {
     package struct Failure: Error, CustomStringConvertible {
@@ -67,26 +69,6 @@ package enum POSIXFile {
         syncDirectory(directory)
     }
 
-    /// Removes temporary files that `writeAtomically` left in `directory` when its process died
-    /// mid-write (their names carry the writer's pid). Best effort: errors are ignored.
-    static func removeOrphanedTemporaryFiles(in directory: String) {
-        guard let stream = opendir(directory) else { return }
-        defer { closedir(stream) }
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            let parts = name.split(separator: ".")
-            guard name.hasPrefix("."), name.hasSuffix(".tmp"), parts.count >= 4,
-                  let pid = pid_t(parts[parts.count - 3]), pid != getpid() else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + name) }
-        }
-    }
-
-    /// Removes a file; no error when it does not exist.
-    static func remove(_ path: String, directory: String) throws(Failure) {
-        if unlink(path) != 0 && errno != ENOENT { throw Failure(operation: "cannot remove", path: path, code: errno) }
-        syncDirectory(directory)
-    }
-
     /// Creates a directory (and missing parents) with mode 0700, and tightens an existing one to 0700.
     static func makePrivateDirectory(_ path: String) throws(Failure) {
         var partial = ""
@@ -100,41 +82,6 @@ package enum POSIXFile {
         guard stat(path, &info) == 0 else { throw Failure(operation: "cannot inspect", path: path, code: errno) }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw Failure(operation: "not a directory:", path: path, code: ENOTDIR) }
         if info.st_mode & 0o077 != 0 && info.st_uid == getuid() { _ = chmod(path, 0o700) }
-    }
-
-    /// What is wrong with a directory that should be private to this user, in a sentence with the
-    /// fix; `nil` when it is fine or does not exist. The directory itself must not be a symbolic
-    /// link, must belong to this user, and must not be writable by group or others (anyone could
-    /// have put files there). One `lstat`.
-    static func privateDirectoryProblem(_ path: String) -> String? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else {
-            return errno == ENOENT ? nil : "\(path) cannot be inspected (\(String(cString: strerror(errno))))"
-        }
-        switch DirectoryTrust.problem(mode: UInt32(info.st_mode), owner: UInt32(info.st_uid), user: UInt32(getuid())) {
-        case nil: return nil
-        case .symbolicLink?:
-            return "\(path) is a symbolic link, which is not followed for credentials; replace it with a directory of your own (mkdir -m 700)"
-        case .notDirectory?:
-            return "\(path) is not a directory; move it away"
-        case .ownedByAnotherUser(let owner, let user)?:
-            return "\(path) belongs to user id \(owner), not to you (\(user)); move it away"
-        case .writableByOthers(let mode)?:
-            return "\(path) is writable by \(mode & 0o002 != 0 ? "everyone" : "its group") (mode \(String(mode, radix: 8))), so its files cannot be trusted; check them, then run `chmod 700 \(path)`"
-        }
-    }
-
-    /// Runs `body` holding an exclusive `flock` on `lockPath` (created 0600 when missing). The lock is
-    /// on a separate file because `rename` replaces the data files' inodes; it is released when the
-    /// descriptor closes, also when the process dies.
-    static func withExclusiveLock<T, E: Error>(_ lockPath: String, _ body: () throws(E) -> T) throws(Failure) -> Result<T, E> {
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(operation: "cannot open lock file", path: lockPath, code: errno) }
-        defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            if errno != EINTR { throw Failure(operation: "cannot lock", path: lockPath, code: errno) }
-        }
-        do { return .success(try body()) } catch { return .failure(error) }
     }
 
     private static func syncDirectory(_ directory: String) {

@@ -1,6 +1,8 @@
+import CredentialProtocols
 import FoundationEssentials
 import Glibc
 import SFAuth
+import SFAuthStore
 
 /// Everything a command takes from the process it runs in, gathered once by the program's entry
 /// point and handed to the command that runs: sfauth's environment variables, what the terminal
@@ -83,9 +85,18 @@ package struct CommandContext: Sendable {
     ///   - account: what the user typed after `--account`: alias, username, email or identifier.
     ///   - forceRefresh: renew even if the stored token looks valid.
     package func accessToken(account: String?, forceRefresh: Bool = false) async throws(OAuthError) -> IssuedToken {
+        if !forceRefresh, let usable = usableToken(account: account) { return usable }
         if let supplied = settings.suppliedToken { return IssuedToken(supplied) }
         let accounts = try accounts()
         return try await accounts.token(for: try accounts.store.identifier(selectedBy: account), forceRefresh: forceRefresh)
+    }
+
+    /// The token to hand out as it is, found exactly as the front end finds it (`StoredTokenLookup`:
+    /// a supplied token, else the stored token of `account` while usable); `nil` when only the
+    /// token source can say more — renew it, or explain why not.
+    package func usableToken(account: String?) -> IssuedToken? {
+        guard case .usable(let token) = StoredTokenLookup.lookUp(account: account, settings: settings, app: .sfauth, now: Date()) else { return nil }
+        return token
     }
 
     /// The client secret of a confidential client (`SFAUTH_CLIENT_SECRET`); never stored.

@@ -1,3 +1,4 @@
+import CredentialProtocols
 import Glibc
 
 /// The absolute path of the `sfauth` people run — what kubeconfig and git configuration should call.
@@ -6,9 +7,6 @@ package enum ExecutablePath {
     /// directly, this program's own file (`/proc/self/exe`); else `sfauth`.
     package static func current() -> String {
         if let first = CommandLine.arguments.first, first.hasPrefix("/"), access(first, X_OK) == 0 { return first }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
-        guard count > 0 else { return "sfauth" }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return ProgramFile.path() ?? "sfauth"
     }
 }

@@ -1,5 +1,6 @@
-import SFAuth
+import CredentialProtocols
 import FoundationEssentials
+import SFAuth
 
 /// The formats `sfauth token` prints in.
 package enum TokenOutput {
@@ -47,21 +48,6 @@ package enum TokenOutput {
             }
         }
         return out + "'"
-    }
-}
-
-/// The variables `sfauth token --env` exports and `sfauth exec` sets for its command.
-package enum TokenVariables {
-    /// `SF_ACCESS_TOKEN`: the access token.
-    package static let accessToken = "SF_ACCESS_TOKEN"
-    /// `SF_INSTANCE_URL`: where API calls go.
-    package static let instanceURL = "SF_INSTANCE_URL"
-    /// `SF_USERNAME`: the account's username.
-    package static let username = "SF_USERNAME"
-
-    /// Each variable with its value for `token`, `nil` for one to unset.
-    package static func values(for token: IssuedToken) -> [(name: String, value: String?)] {
-        [(accessToken, token.accessToken), (instanceURL, token.instanceURL), (username, token.username)]
     }
 }
 

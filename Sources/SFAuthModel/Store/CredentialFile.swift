@@ -1,12 +1,14 @@
 import FoundationEssentials
 
 /// The credentials directory's file format — the one definition of it, shared by the store that
-/// writes it and by `sfauth token`'s fast front end, which reads it without the rest of SFAuth.
+/// writes it and by sfauth's fast front end, which reads it without the rest of SFAuth.
 ///
 /// Layout of the directory (0700):
 /// - `accounts/<percent-encoded identifier>.json` — one account's `OAuthCredentials` as JSON
 ///   (dates as Unix seconds), 0600;
 /// - `default` — the default account's identifier on its first line;
+/// - `names/` — the name index: which accounts each alias, username and email selects (its format
+///   and rules are `SFAuthStore.NameIndex`'s);
 /// - `.lock` — held with `flock` by every writer; readers need no lock because writes are atomic;
 /// - `locks/<percent-encoded identifier>.lock` — held while that account's tokens are refreshed.
 public enum CredentialFile {

@@ -1,5 +1,6 @@
-/// Whether a credentials directory can be trusted, decided from what `lstat` says about it. Pure,
-/// so the store and `sfauth token`'s fast front end apply exactly the same rule.
+/// Whether a credentials directory can be trusted, decided from what `fstat` says about the
+/// directory once it is open (a symbolic link is refused when it is opened, `O_NOFOLLOW`). Pure, so
+/// the store and sfauth's fast front end apply exactly the same rule.
 public enum DirectoryTrust {
     /// Why a directory is not private to the user.
     public enum Problem: Sendable, Equatable {
@@ -13,7 +14,7 @@ public enum DirectoryTrust {
         case writableByOthers(mode: UInt32)
     }
 
-    /// The problem with a directory whose `lstat` gave `mode` (type and permission bits) and
+    /// The problem with a directory whose `fstat` (or `lstat`) gave `mode` (type and permission bits) and
     /// `owner`, for the user `user`; `nil` when it is a private directory of that user.
     public static func problem(mode: UInt32, owner: UInt32, user: UInt32) -> Problem? {
         let type = mode & 0o170000

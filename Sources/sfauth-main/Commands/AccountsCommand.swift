@@ -45,7 +45,12 @@ struct AccountsCommand: SFAuthSubcommand {
         }
         let widths = (0..<6).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
-            zip(row, widths).map { $0.padding(toLength: $1) }.joined(separator: "  ").trimmingTrailingSpaces()
+            // The last column is not padded, so a line has no trailing spaces to trim — trimming
+            // (`trimmingTrailingSpaces`, by Characters, twice reversed) was a third of the command's
+            // time with 2,000 accounts.
+            var line = zip(row.dropLast(), widths).map { $0.padding(toLength: $1) }.joined(separator: "  ") + "  " + row[row.count - 1]
+            while line.utf8.last == UInt8(ascii: " ") { line.removeLast() }
+            return line
         }.joined(separator: "\n")
     }
 }

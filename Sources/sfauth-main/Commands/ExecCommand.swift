@@ -1,7 +1,7 @@
 import ArgumentParser
+import CredentialProtocols
 import SFAuth
 import SFAuthCLI
-import Glibc
 
 /// `sfauth exec`: runs a command with an account's token in its environment.
 struct ExecCommand: SFAuthSubcommand {
@@ -36,35 +36,7 @@ struct ExecCommand: SFAuthSubcommand {
 
     func run(in context: CommandContext) async throws {
         let token = try await context.accessToken(account: account)
-        var environment = context.childEnvironment
-        for (name, value) in TokenVariables.values(for: token) { environment[name] = value }
-        Self.become(arguments, environment: environment)
-    }
-
-    /// Replaces this process with `arguments` (looked up in `PATH` like a shell does), so the exit
-    /// status and every signal are the command's own; returns only to exit when it cannot start.
-    private static func become(_ arguments: [String], environment: [String: String]) -> Never {
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        // This thread's blocked signals and anything set to be ignored would carry over into the
-        // command: it gets the signal state a shell would give it.
-        var none = sigset_t()
-        sigemptyset(&none)
-        pthread_sigmask(SIG_SETMASK, &none, nil)
-        for number in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE] { signal(number, SIG_DFL) }
-        var code = ENOENT
-        for candidate in candidates(for: arguments[0], path: environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin") {
-            execve(candidate, argv, envp)
-            // Keep looking past a directory where it is missing; remember any other reason.
-            if errno != ENOENT && errno != ENOTDIR { code = errno }
-        }
-        StandardError.line("sfauth: cannot run \(TerminalText.escaped(arguments[0])): \(String(cString: strerror(code))).")
-        Glibc.exit(code == ENOENT ? 127 : 126)
-    }
-
-    /// Where a shell would look for `name`: the name itself when it has a `/`, else each `PATH` entry.
-    private static func candidates(for name: String, path: String) -> [String] {
-        if name.contains("/") { return [name] }
-        return path.split(separator: ":", omittingEmptySubsequences: false).map { ($0.isEmpty ? "." : String($0)) + "/" + name }
+        CommandLauncher.become(arguments, environment: CommandEnvironment.forCommand(
+            with: token, from: context.environment, secretVariables: context.settings.secretVariables))
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
+import CredentialProtocols
 import SFAuth
 import SFAuthCLI
-import Glibc
 
 /// `sfauth git-credential get|store|erase`: a git credential helper that answers with the account's
 /// access token as the password, for the hosts `sfauth setup-git` configured.
@@ -42,7 +42,7 @@ struct GitCredentialCommand: SFAuthSubcommand {
 
     func run(in context: CommandContext) async throws {
         let hosts = try host.map { h throws(OAuthError) in try GitCredential.Host(parsing: h) }
-        let attributes = GitCredential.Attributes(parsing: Self.readStandardInput())
+        let attributes = GitCredential.Attributes.readingStandardInput()
         // Another host, or an operation of a newer git: nothing to say.
         guard hosts.contains(where: { $0.matches(attributes) }) else { return }
         switch operation {
@@ -60,7 +60,7 @@ struct GitCredentialCommand: SFAuthSubcommand {
     private static func answer(account: String?, in context: CommandContext) async throws(CommandFailure) -> String {
         do {
             let token = try await context.accessToken(account: account)
-            return GitCredential.answer(username: token.username ?? "oauth2", password: token.accessToken, expiry: token.expiry)
+            return GitCredential.answer(username: token.username ?? GitCredential.defaultUsername, password: token.accessToken, expiry: token.expiry)
         } catch {
             print(GitCredential.quit, terminator: "")
             throw CommandFailure(error, context: "git needs a token")
@@ -82,18 +82,5 @@ struct GitCredentialCommand: SFAuthSubcommand {
         } catch {
             return
         }
-    }
-
-    /// All of standard input (git closes it after the attributes).
-    private static func readStandardInput() -> String {
-        var bytes = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 1 << 20 {
-            let count = read(0, &buffer, buffer.count)
-            if count > 0 { bytes += buffer[0..<count]; continue }
-            if count < 0 && errno == EINTR { continue }
-            break
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CredentialProtocols
 import SFAuth
 import SFAuthCLI
 
@@ -39,7 +40,7 @@ struct KubeCredentialCommand: SFAuthSubcommand {
     /// The account's token; when only a new sign-in helps and a person is there (kubectl's
     /// `interactive`, and a terminal), after signing the account in again — one sign-in at a time.
     private static func token(account: String?, interactive: Bool, in context: CommandContext) async throws(OAuthError) -> IssuedToken {
-        if let supplied = context.settings.suppliedToken { return IssuedToken(supplied) }
+        if let usable = context.usableToken(account: account) { return usable }
         let accounts = try context.accounts()
         let identifier = try accounts.store.identifier(selectedBy: account)
         do {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CredentialProtocols
 import SFAuth
 import SFAuthCLI
 

@@ -31,10 +31,10 @@ struct InteractiveSignIn {
     /// - Throws: `.loginRequired` when the sign-in failed (the child's words are on stderr), or what
     ///   `body` throws otherwise.
     func withSignIn<T>(of account: OAuthCredentials, _ body: () async throws(OAuthError) -> T) async throws(OAuthError) -> T {
-        let path = try store.lockPath(for: "sign-in:" + account.identifier)
-        let another = Self.isHeld(path)
-        let lock = try await AccountLock.acquire(path: path, timeout: .seconds(600))
+        // Through the store's checked directory, as every lock of the store.
+        let lock = try await store.lock(account: "sign-in:" + account.identifier, timeout: .seconds(600))
         defer { withExtendedLifetime(lock) {} }
+        let another = lock.waited
         do {
             return try await body()  // another process may have signed in while we waited
         } catch .loginRequired {
@@ -47,14 +47,6 @@ struct InteractiveSignIn {
             }
             return try await body()
         }
-    }
-
-    /// Whether another process holds the lock at `path` now (a non-blocking probe on its own descriptor).
-    private static func isHeld(_ path: String) -> Bool {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        return flock(descriptor, LOCK_EX | LOCK_NB) != 0
     }
 
     /// Runs `sfauth login --account NAME` with stdin and stderr inherited and stdout on stderr.

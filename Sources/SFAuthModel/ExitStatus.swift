@@ -1,6 +1,6 @@
-import SFAuth
-
-/// The exit statuses of every sfauth command, documented in the README and in `sfauth --help`.
+/// The exit statuses of every sfauth command, documented in the README and in `sfauth --help` —
+/// of the main program and of the front end (which exits `localFault` when it cannot start the main
+/// program).
 package enum ExitStatus: Int32 {
     /// The command did what was asked.
     case success = 0
@@ -20,7 +20,8 @@ package enum ExitStatus: Int32 {
     case httpClientError = 7
     /// `sfauth request`: the server answered with an HTTP 5xx status.
     case httpServerError = 8
-    /// This machine failed: the login's loopback listener could not get a socket, `poll` or a thread.
+    /// This machine failed: the login's loopback listener could not get a socket, `poll` or a thread;
+    /// or sfauth itself is broken (the front end cannot start the main program).
     case localFault = 9
 
     /// The status for an error, by what the user should do next.
@@ -37,38 +38,5 @@ package enum ExitStatus: Int32 {
             case .localFault: self = .localFault
             }
         }
-    }
-}
-
-/// What ends a command unsuccessfully: a status, and one line for standard error unless the
-/// command has said everything itself.
-package struct CommandFailure: Error {
-    /// The line for standard error (`sfauth: ` goes in front); `nil` when there is nothing to add.
-    package var message: String?
-    /// The exit status.
-    package var status: ExitStatus
-
-    /// The failure for `error`, in sfauth's words, led by `context` when given (`git needs a token: …`).
-    package init(_ error: OAuthError, context: String? = nil) {
-        message = (context.map { "\($0): " } ?? "") + SFAuthWords.message(for: error)
-        status = ExitStatus(error)
-    }
-
-    /// A usage error (exit 2).
-    package init(usage message: String) {
-        self.message = message
-        status = .usage
-    }
-
-    /// A failure that is not an `OAuthError`: `message`, and `status`.
-    package init(_ message: String, status: ExitStatus) {
-        self.message = message
-        self.status = status
-    }
-
-    /// An exit with `status` and nothing more to say.
-    package init(silently status: ExitStatus) {
-        message = nil
-        self.status = status
     }
 }

@@ -1,9 +1,9 @@
 import FoundationEssentials
-import SFAuth
 
 /// An access token a command hands out, with what is known about it: from a stored account, or
 /// supplied through `SFAUTH_ACCESS_TOKEN`. Every output (`token`, `kube-credential`,
-/// `git-credential`, `exec`) renders one of these.
+/// `git-credential`, `exec`) of both programs — the front end and the main program — renders one
+/// of these.
 package struct IssuedToken: Sendable, Equatable {
     /// The access token.
     package var accessToken: String

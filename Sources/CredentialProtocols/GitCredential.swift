@@ -1,5 +1,6 @@
 import FoundationEssentials
-import SFAuthCore
+import Glibc
+import SFAuthModel
 
 /// git's credential helper protocol (`git help credential`, "Input/Output Format"): `key=value`
 /// lines on the helper's stdin until a blank line or the end, and the same format back on stdout.
@@ -18,6 +19,20 @@ package enum GitCredential {
                 guard let equals = line.firstIndex(of: "=") else { continue }
                 pairs.append((String(line[..<equals]), String(line[line.index(after: equals)...])))
             }
+        }
+
+        /// Reads git's request from standard input: all of it, as git closes it after the
+        /// attributes (at most about 1 MiB is read).
+        package static func readingStandardInput() -> Attributes {
+            var bytes = [UInt8]()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while bytes.count < 1 << 20 {
+                let count = read(0, &buffer, buffer.count)
+                if count > 0 { bytes += buffer[0..<count]; continue }
+                if count < 0 && errno == EINTR { continue }
+                break
+            }
+            return Attributes(parsing: String(decoding: bytes, as: UTF8.self))
         }
 
         /// The first value of `key`.
@@ -74,6 +89,9 @@ package enum GitCredential {
             attributes["protocol"]?.lowercased() == scheme && attributes["host"]?.lowercased() == hostAndPort
         }
     }
+
+    /// The username answered when the account has none: `oauth2`.
+    package static let defaultUsername = "oauth2"
 
     /// The answer to `get`: `username`, `password` and `password_expiry_utc` (seconds since 1970;
     /// git 2.41 and later stop using the password then).

@@ -1,5 +1,5 @@
 import FoundationEssentials
-import SFAuthCore
+import SFAuthModel
 
 /// client-go's exec credential plugin protocol (Kubernetes `client.authentication.k8s.io`): what
 /// kubectl asks in `KUBERNETES_EXEC_INFO`, and the `ExecCredential` a plugin answers with on stdout.
@@ -53,27 +53,44 @@ package enum ExecCredential {
         }
     }
 
-    /// The `ExecCredential` JSON (one line) with `status.token` and, when known,
+    /// The `ExecCredential` JSON (one line, keys sorted) with `status.token` and, when known,
     /// `status.expirationTimestamp` in RFC 3339 UTC (kubectl reuses the token until then).
+    ///
+    /// Written by hand rather than by `JSONEncoder`: the same bytes (`sortedKeys`,
+    /// `withoutEscapingSlashes`; `ExecCredentialTests` compares the two), without the encoder's
+    /// cost at every start of the front end — which kubectl pays on every command.
     package static func render(apiVersion: String, token: String, expiry: Date?) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let value = Wire(apiVersion: apiVersion, status: .init(token: token, expirationTimestamp: expiry?.rfc3339))
-        // Encoding strings and optionals cannot fail; the fallback only keeps this total.
-        guard let data = try? encoder.encode(value) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        var json = #"{"apiVersion":"# + jsonString(apiVersion) + #","kind":"ExecCredential","spec":{},"status":{"#
+        if let expiry { json += #""expirationTimestamp":"# + jsonString(expiry.rfc3339) + "," }
+        return json + #""token":"# + jsonString(token) + "}}"
     }
 
-    private struct Wire: Encodable {
-        var kind = "ExecCredential"
-        var apiVersion: String
-        var spec = Spec()
-        var status: Status
-        struct Spec: Encodable {}
-        struct Status: Encodable {
-            var token: String
-            var expirationTimestamp: String?
+    /// `text` as a JSON string, escaped as `JSONEncoder` escapes it with `withoutEscapingSlashes`:
+    /// `"` and `\`, the short forms `\b \f \n \r \t`, every other control character below U+0020 as
+    /// `\u00xx`; everything else as it is.
+    package static func jsonString(_ text: String) -> String {
+        let hex = Array("0123456789abcdef".unicodeScalars)
+        var out = String.UnicodeScalarView()
+        out.append("\"")
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out.append(contentsOf: #"\""#.unicodeScalars)
+            case "\\": out.append(contentsOf: #"\\"#.unicodeScalars)
+            case "\u{8}": out.append(contentsOf: #"\b"#.unicodeScalars)
+            case "\u{C}": out.append(contentsOf: #"\f"#.unicodeScalars)
+            case "\n": out.append(contentsOf: #"\n"#.unicodeScalars)
+            case "\r": out.append(contentsOf: #"\r"#.unicodeScalars)
+            case "\t": out.append(contentsOf: #"\t"#.unicodeScalars)
+            case _ where scalar.value < 0x20:
+                out.append(contentsOf: #"\u00"#.unicodeScalars)
+                out.append(hex[Int(scalar.value >> 4)])
+                out.append(hex[Int(scalar.value & 0xF)])
+            default:
+                out.append(scalar)
+            }
         }
+        out.append("\"")
+        return String(out)
     }
 
     /// The `users[].user.exec` stanza of a kubeconfig that runs `command args…` as this plugin
@@ -92,9 +109,6 @@ package enum ExecCredential {
 
     /// A double-quoted YAML scalar (JSON escaping, which YAML reads the same way).
     package static func yamlQuoted(_ text: String) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        guard let data = try? encoder.encode(text) else { return "\"\"" }
-        return String(decoding: data, as: UTF8.self)
+        jsonString(text)
     }
 }

@@ -1,0 +1,68 @@
+import CredentialProtocols
+import FoundationEssentials
+import SFAuthModel
+import SFAuthStore
+
+/// The hot paths answered without the main program, each exactly as the main program answers it
+/// when the stored token is usable: the same lookup (`StoredTokenLookup`) and the same output
+/// (`CredentialProtocols`). Whenever the lookup finds nothing to hand out as it is, the answer is
+/// `nil` and the main program runs instead — before standard input is read, so it finds it intact.
+enum HotPath {
+    /// The exit status after answering `arguments` (without the program's name) alone; `nil` for
+    /// the main program to answer them. (`exec` does not return: the process becomes the command.)
+    static func answer(_ arguments: [String]) -> Int32? {
+        guard let command = HotCommand(arguments) else { return nil }
+        let settings = EnvironmentSettings(app: .sfauth, environment: ProcessEnvironment.current())
+        switch command {
+        case .token(let account):
+            guard let token = usableToken(account, settings) else { return nil }
+            print(token.accessToken)
+        case .kubeCredential(let account):
+            // kubectl's request first, as the main program reads it: a malformed one is its to report.
+            guard let request = try? ExecCredential.Request(environment: settings.environment),
+                  let token = usableToken(account, settings) else { return nil }
+            print(ExecCredential.render(apiVersion: request.apiVersion, token: token.accessToken, expiry: token.expiry))
+        case .gitCredential(let account, let hostTexts, let operation):
+            var hosts = [GitCredential.Host]()
+            for text in hostTexts {
+                guard let host = try? GitCredential.Host(parsing: text) else { return nil }
+                hosts.append(host)
+            }
+            return answerGit(operation, hosts: hosts, account: account, settings)
+        case .exec(let account, let command):
+            guard let token = usableToken(account, settings) else { return nil }
+            CommandLauncher.become(command, environment: CommandEnvironment.forCommand(
+                with: token, from: settings.environment, secretVariables: settings.secretVariables))
+        }
+        return ExitStatus.success.rawValue
+    }
+
+    /// git's `get` (the answer for one of `hosts`, nothing for another host) and `store` (nothing to
+    /// do: sfauth keeps the token already); `nil` for anything else (`erase` renews a token).
+    private static func answerGit(_ operation: String, hosts: [GitCredential.Host], account: String?,
+                                  _ settings: EnvironmentSettings) -> Int32? {
+        switch operation {
+        case "get":
+            // Looked up before standard input is read: when the main program must answer, it reads it.
+            guard let token = usableToken(account, settings) else { return nil }
+            let attributes = GitCredential.Attributes.readingStandardInput()
+            if hosts.contains(where: { $0.matches(attributes) }) {
+                print(GitCredential.answer(username: token.username ?? GitCredential.defaultUsername, password: token.accessToken,
+                                           expiry: token.expiry), terminator: "")
+            }
+        case "store":
+            _ = GitCredential.Attributes.readingStandardInput()
+        default:
+            return nil
+        }
+        return ExitStatus.success.rawValue
+    }
+
+    /// The token to hand out as it is, or `nil` for the main program.
+    private static func usableToken(_ account: String?, _ settings: EnvironmentSettings) -> IssuedToken? {
+        guard case .usable(let token) = StoredTokenLookup.lookUp(account: account, settings: settings, app: .sfauth, now: Date()) else {
+            return nil
+        }
+        return token
+    }
+}
