@@ -107,6 +107,21 @@ package enum ExecCredential {
         return lines.map { pad + $0 }.joined(separator: "\n")
     }
 
+    /// The `kubectl config set-credentials` command line that writes the same user as
+    /// `kubeconfigExecStanza` under `user`, each word quoted for `sh` where it needs to be.
+    package static func setCredentialsCommand(user: String, command: String, arguments: [String]) -> String {
+        let words = ["kubectl", "config", "set-credentials", user, "--exec-api-version=\(defaultAPIVersion)", "--exec-command=\(command)"]
+            + arguments.map { "--exec-arg=\($0)" } + ["--exec-interactive-mode=IfAvailable"]
+        return words.map(shellWord).joined(separator: " ")
+    }
+
+    /// `word` as `sh` reads it back: as it is when made of characters no shell treats specially,
+    /// else single-quoted (`'` written as `'\\''`).
+    static func shellWord(_ word: String) -> String {
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "-_./:=@%+,".unicodeScalars.contains($0)) }
+        return plain ? word : GitCredential.shellQuoted(word)
+    }
+
     /// A double-quoted YAML scalar (JSON escaping, which YAML reads the same way).
     package static func yamlQuoted(_ text: String) -> String {
         jsonString(text)

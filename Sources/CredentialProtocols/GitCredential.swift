@@ -10,11 +10,12 @@ package enum GitCredential {
         /// Every `key=value` pair, in the order read.
         package var pairs: [(key: String, value: String)]
 
-        /// Reads `text` up to the first blank line; lines without `=` are ignored.
+        /// Reads `text` up to the first blank line, its lines ended by LF or CRLF; lines without `=`
+        /// are ignored.
         package init(parsing text: String) {
             pairs = []
-            for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-                let line = line.hasSuffix("\r") ? line.dropLast() : line
+            // "\r\n" is one Character to Swift, so splitting on "\n" alone would keep CRLF lines whole.
+            for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
                 if line.isEmpty { break }
                 guard let equals = line.firstIndex(of: "=") else { continue }
                 pairs.append((String(line[..<equals]), String(line[line.index(after: equals)...])))
@@ -35,8 +36,8 @@ package enum GitCredential {
             return Attributes(parsing: String(decoding: bytes, as: UTF8.self))
         }
 
-        /// The first value of `key`.
-        package subscript(key: String) -> String? { pairs.first { $0.key == key }?.value }
+        /// The value of `key`: the last one given, as git itself reads a key sent twice.
+        package subscript(key: String) -> String? { pairs.last { $0.key == key }?.value }
 
         /// The same pairs in the same order.
         package static func == (lhs: Attributes, rhs: Attributes) -> Bool {
@@ -87,6 +88,26 @@ package enum GitCredential {
         /// Whether git's request (`protocol`, `host`) is for this host.
         package func matches(_ attributes: Attributes) -> Bool {
             attributes["protocol"]?.lowercased() == scheme && attributes["host"]?.lowercased() == hostAndPort
+        }
+
+        /// Whether `credentials` were issued by this host itself — the scheme, host and port of
+        /// their authorization server (issuer, authorization or token endpoint) or instance are this
+        /// host's, as with GitHub, GitLab or Gitea signing people in to their own git. A helper not
+        /// told which account to use gives the default account's token to no other host: every
+        /// sign-in may change the default.
+        package func isServer(of credentials: OAuthCredentials) -> Bool {
+            let server = credentials.server
+            let urls = [server.issuer, server.authorizationEndpoint, server.tokenEndpoint, credentials.instanceURL]
+            return urls.contains { $0.flatMap(Self.origin(of:)) == url }
+        }
+
+        /// `scheme://host[:port]` of `text`, the port left out when it is the scheme's own — the
+        /// form `url` has.
+        private static func origin(of text: String) -> String? {
+            guard let parts = EndpointURL.parts(of: text) else { return nil }
+            let host = parts.host.contains(":") && !parts.host.hasPrefix("[") ? "[\(parts.host)]" : parts.host
+            let port = parts.port.flatMap { $0 == (parts.scheme == "https" ? 443 : 80) ? nil : ":\($0)" } ?? ""
+            return "\(parts.scheme)://\(host)\(port)"
         }
     }
 

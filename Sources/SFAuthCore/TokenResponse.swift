@@ -129,7 +129,7 @@ package struct TokenResponse: Sendable, Equatable {
     /// Whether `text` is made of the characters RFC 6749 allows in tokens: printable ASCII
     /// (`%x20-7E`; Appendix A.12 `access_token`, A.17 `refresh_token`).
     static func isTokenText(_ text: String) -> Bool {
-        text.utf8.allSatisfy { (0x20...0x7E).contains($0) }
+        CredentialFile.isTokenText(text)
     }
 
     /// An RFC 6749 §5.2 error in a JSON body, or in a form-encoded one (some servers, and Salesforce's

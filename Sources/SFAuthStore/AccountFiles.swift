@@ -55,7 +55,7 @@ package struct AccountFiles: Sendable {
 
     /// What `name` selects by `AccountNames`' rule, without reading every record: an exact
     /// identifier (its file is there), else the accounts the name index lists for it, each checked
-    /// against its record.
+    /// against its record — the one whose alias it is first.
     package func select(_ name: String) -> Selection {
         guard let accounts else { return .none }
         let file = CredentialFile.fileName(for: name)
@@ -68,6 +68,7 @@ package struct AccountFiles: Sendable {
                   AccountNames.names(of: credentials).contains(name) else { return .unknown }
             named.append((identifier, credentials))
         }
+        named = AccountNames.preferringAliases(name, named)
         switch named.count {
         case 0: return .none
         case 1: return .one(named[0].identifier, named[0].credentials)

@@ -28,6 +28,9 @@ package enum StoreFailure: Error, Equatable, CustomStringConvertible {
     /// The directory fails `DirectoryTrust`: credentials read from a directory someone else can
     /// write are not ours to trust, and secrets written there are not safe.
     case untrusted(path: String, problem: DirectoryTrust.Problem)
+    /// A directory is missing under one that belongs to another user (not root), who would find a
+    /// directory of ours in their home: `sudo -E sfauth login` locking the user out of `~/.local`.
+    case anotherUsersDirectory(path: String, owner: UInt32, user: UInt32)
     /// A system call failed.
     case file(FileFailure)
 
@@ -36,6 +39,9 @@ package enum StoreFailure: Error, Equatable, CustomStringConvertible {
         switch self {
         case .file(let failure):
             return failure.description
+        case .anotherUsersDirectory(let path, let owner, let user):
+            return "\(path) belongs to user id \(owner), but sfauth runs as user id \(user) and creates nothing in another user's directory "
+                + "(it would lock them out): run sfauth as that user, or with `sudo -H` (which sets HOME to the home of the user it runs as)"
         case .untrusted(let path, .symbolicLink):
             return "\(path) is a symbolic link, which is not followed for credentials; replace it with a directory of your own (mkdir -m 700)"
         case .untrusted(let path, .notDirectory):

@@ -25,7 +25,7 @@ package enum StoreDirectory {
             do { try directory.tighten() } catch { throw .file(error) }
             return directory
         }
-        do { try makeDirectories(path) } catch { throw .file(error) }
+        try makeDirectories(path)
         guard let directory = try open(path) else {
             throw .file(FileFailure(operation: "cannot open", path: path, code: ENOENT))
         }
@@ -53,14 +53,27 @@ package enum StoreDirectory {
         return .file(failure)
     }
 
-    /// `mkdir -p -m 700 path`: every missing component is created with mode 0700.
-    private static func makeDirectories(_ path: String) throws(FileFailure) {
+    /// `mkdir -p -m 700 path`: every missing component is created with mode 0700 — but none under
+    /// a directory of another user than this one (root's system directories aside): `sudo -E` keeps
+    /// the user's HOME, and root-owned 0700 directories there would lock the user out of them.
+    package static func makeDirectories(_ path: String) throws(StoreFailure) {
+        let user = geteuid()
         var partial = ""
+        var parent = (path: "/", owner: uid_t(0))
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             partial += "/" + component
-            if mkdir(partial, 0o700) != 0 && errno != EEXIST {
-                throw FileFailure(operation: "cannot create directory", path: partial, code: errno)
+            var info = stat()
+            if stat(partial, &info) == 0 {
+                parent = (partial, info.st_uid)
+                continue
             }
+            if parent.owner != user && parent.owner != 0 {
+                throw .anotherUsersDirectory(path: parent.path, owner: UInt32(parent.owner), user: UInt32(user))
+            }
+            if mkdir(partial, 0o700) != 0 && errno != EEXIST {
+                throw .file(FileFailure(operation: "cannot create directory", path: partial, code: errno))
+            }
+            parent = (partial, user)
         }
     }
 }

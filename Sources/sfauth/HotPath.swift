@@ -43,8 +43,10 @@ enum HotPath {
                                   _ settings: EnvironmentSettings) -> Int32? {
         switch operation {
         case "get":
-            // Looked up before standard input is read: when the main program must answer, it reads it.
-            guard let token = usableToken(account, settings) else { return nil }
+            // Without --account, the main program decides whether the default account's token may go
+            // to this host (only to its own server). Looked up before standard input is read: when
+            // the main program must answer, it reads it.
+            guard account != nil || settings.suppliedToken != nil, let token = usableToken(account, settings) else { return nil }
             let attributes = GitCredential.Attributes.readingStandardInput()
             if hosts.contains(where: { $0.matches(attributes) }) {
                 print(GitCredential.answer(username: token.username ?? GitCredential.defaultUsername, password: token.accessToken,

@@ -72,6 +72,25 @@ def test_alias_moves_to_the_account_that_claims_it(sfauth):
     assert {a["username"]: a["alias"] for a in accounts(sfauth)}["bob"] == "work"
 
 
+def test_an_exact_alias_wins_over_a_username(sfauth, server):
+    """alice aliased bob, then bob signs in: `--account bob` keeps meaning the account aliased bob —
+    in the front end, the main program and every helper — instead of matching two (issue 17 §13)."""
+    login(sfauth, "--alias", "bob")
+    login(sfauth, **BOB)
+    resource = server["SFAUTH_TEST_RESOURCE_URL"]
+    main_program = str(sfauth.binary) + "-main"
+    for program in (sfauth.binary, main_program):
+        token = subprocess.run([program, "token", "--account", "bob"], env=sfauth.env, capture_output=True, text=True, timeout=60)
+        assert token.returncode == OK, token.stderr
+        assert call_api(resource, token.stdout.strip())[1]["username"] == "alice"
+    kube = sfauth.run("kube-credential", "--account", "bob")
+    assert kube.returncode == OK and call_api(resource, json.loads(kube.stdout)["status"]["token"])[1]["username"] == "alice"
+    assert json.loads(sfauth.run("whoami", "bob", "--json").stdout)["username"] == "alice"
+    # bob's own account is still reached by its identifier, or by an alias of its own.
+    [bobs] = [a["identifier"] for a in accounts(sfauth) if a["username"] == "bob"]
+    assert call_api(resource, sfauth.run("token", "--account", bobs).stdout.strip())[1]["username"] == "bob"
+
+
 def test_token_json_and_env_output(sfauth):
     login(sfauth)
     as_json = json.loads(sfauth.run("token", "--json").stdout)

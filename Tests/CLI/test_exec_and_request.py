@@ -107,3 +107,14 @@ def test_request_uses_a_supplied_token_like_token_and_exec_do(sfauth):
             refused = sfauth.run("request", other.url("/x"), **supplied)
             assert refused.returncode == USAGE and "--allow-host" in refused.stderr
             assert other.requests() == []
+
+
+def test_help_before_the_command_is_help(sfauth):
+    """`sfauth exec --help` and `-h` show exec's help — they are not a command to run (issue 17 §10);
+    after `--`, --help is the command's own argument."""
+    for asked in (["exec", "--help"], ["exec", "-h"], ["exec", "--account", "x", "--help"]):
+        result = sfauth.run(*asked)
+        assert result.returncode == OK, (asked, result)
+        assert "USAGE: sfauth exec" in result.stdout and "SF_ACCESS_TOKEN" in result.stdout, (asked, result.stdout)
+    passed = sfauth.run("exec", "--", "sh", "-c", 'printf %s "$1"', "sh", "--help", SFAUTH_ACCESS_TOKEN="t")
+    assert (passed.returncode, passed.stdout) == (OK, "--help")

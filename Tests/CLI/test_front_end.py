@@ -187,7 +187,8 @@ def test_the_front_end_alone_answers_kubectl_as_the_main_program_does(sfauth, si
 
 
 def test_the_front_end_alone_answers_git_as_the_main_program_does(sfauth, signed_in, lone_front):
-    helper = ["git-credential", "--host", "https://" + GIT_HOST, "get"]
+    identifier = json.loads(account_file(sfauth).read_text())["identifier"]
+    helper = ["git-credential", "--account", identifier, "--host", "https://" + GIT_HOST, "get"]
     alone = run_with_input(sfauth, lone_front, *helper, stdin=GIT_REQUEST)
     assert alone.returncode == OK and alone.stderr == "", alone
     assert alone.stdout == run_with_input(sfauth, main_program(sfauth), *helper, stdin=GIT_REQUEST).stdout
@@ -201,6 +202,9 @@ def test_the_front_end_alone_answers_git_as_the_main_program_does(sfauth, signed
     assert (store.returncode, store.stdout, store.stderr) == (OK, "", "")
     supplied = run_with_input(sfauth, lone_front, *helper, stdin=GIT_REQUEST, SFAUTH_ACCESS_TOKEN="from-the-environment")
     assert supplied.stdout == "username=oauth2\npassword=from-the-environment\n"
+    # Without --account, whether the default account's token may go to this host is the main
+    # program's to decide (only to its own server: issue 17 §6).
+    assert_handed_over(run_with_input(sfauth, lone_front, "git-credential", "--host", GIT_HOST, "get", stdin=GIT_REQUEST), lone_front)
 
 
 def test_the_front_end_alone_runs_exec_s_command_as_the_main_program_does(sfauth, server, signed_in, lone_front, tmp_path):
@@ -262,6 +266,8 @@ def test_whatever_the_front_end_is_not_sure_of_on_the_other_hot_paths_goes_to_th
     args, stdin = HOT_PATHS[command]
     path = account_file(sfauth)
     record = json.loads(path.read_text())
+    if command == "git-credential get" and case not in ("no default", "no such name", "several accounts"):
+        args = args[:1] + ["--account", record["identifier"]] + args[1:]   # what setup-git writes
     env = {}
     expected = OK
     if case == "other arguments":
@@ -302,7 +308,7 @@ def test_whatever_the_front_end_is_not_sure_of_on_the_other_hot_paths_goes_to_th
     elif case == "bad --host":
         if command != "git-credential get":
             pytest.skip("git-credential's input")
-        args, expected = ["git-credential", "--host", "https://git.example/path", "get"], USAGE
+        args, expected = ["git-credential", "--account", record["identifier"], "--host", "https://git.example/path", "get"], USAGE
     if case not in ("damaged file", "several accounts"):
         path.write_text(json.dumps(record))
 

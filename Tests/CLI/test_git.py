@@ -6,6 +6,7 @@ are access tokens the test authorization server accepts. Accounts are signed in 
 credentials grant, so no browser is involved. git runs with a private HOME (its global config is
 the one setup-git writes), no system config and no terminal prompts.
 """
+import json
 import os
 import subprocess
 import time
@@ -71,22 +72,74 @@ def revoke(server, token):
         assert r.status == 200
 
 
+def identifier_of(sfauth, alias):
+    [record] = [r for r in map(lambda p: json.loads(p.read_text()), (sfauth.home / "accounts").iterdir()) if r.get("alias") == alias]
+    return record["identifier"]
+
+
 def test_setup_git_writes_a_quoted_helper_for_the_url(sfauth, tmp_path):
+    sign_in(sfauth, alias="it's")
+    identifier = identifier_of(sfauth, "it's")
     config = tmp_path / "gitconfig"
-    setup_git(sfauth, "127.0.0.1:8080", "--scheme", "http", "--account", "it's mine", "--file", str(config))
-    setup_git(sfauth, "http://127.0.0.1:8080/", "--account", "it's mine", "--file", str(config))  # again: replaced
+    setup_git(sfauth, "127.0.0.1:8080", "--scheme", "http", "--account", "it's", "--file", str(config))
+    done = setup_git(sfauth, "http://127.0.0.1:8080/", "--account", "it's", "--file", str(config))  # again: replaced
+    assert "with the account it's" in done.stdout
     values = subprocess.run(["git", "config", "--file", str(config), "--get-all", "credential.http://127.0.0.1:8080.helper"],
                             capture_output=True, text=True, check=True).stdout.split("\n")
     binary = os.path.realpath(sfauth.binary)
-    assert values == ["", f"!'{binary}' 'git-credential' '--account' 'it'\\''s mine' '--host' 'http://127.0.0.1:8080'", ""]
-    # The global configuration by default; https when no scheme is given.
+    # The account by its identifier, which no alias can take over (issue 17 §6).
+    assert values == ["", f"!'{binary}' 'git-credential' '--account' '{identifier}' '--host' 'http://127.0.0.1:8080'", ""]
+    # The global configuration by default; https when no scheme is given; the default account.
     setup_git(sfauth, "git.example")
     listed = subprocess.run(["git", "config", "--global", "--get-all", "credential.https://git.example.helper"],
                             env=git_env(sfauth), capture_output=True, text=True, check=True).stdout
-    assert "'--host' 'https://git.example'" in listed
+    assert f"'--account' '{identifier}' '--host' 'https://git.example'" in listed
     for bad in ("ssh://git.example", "https://git.example/some/path", "user@git.example", "http://git.example"):
         refused = sfauth_git(sfauth, "setup-git", "--host", bad, "--file", str(config))
         assert refused.returncode == 2 and "sfauth:" in refused.stderr, bad
+    unknown = sfauth_git(sfauth, "setup-git", "--host", "git.example", "--account", "nobody", "--file", str(config))
+    assert unknown.returncode == 2 and "there is no stored account 'nobody'" in unknown.stderr
+
+
+def test_setup_git_needs_an_account_to_name(sfauth, tmp_path):
+    result = sfauth_git(sfauth, "setup-git", "--host", "git.example", "--file", str(tmp_path / "gitconfig"))
+    assert result.returncode == LOGIN_REQUIRED and "no account is stored" in result.stderr
+    assert not (tmp_path / "gitconfig").exists()
+
+
+def test_a_helper_without_an_account_gives_the_default_only_to_its_own_server(sfauth, git_server):
+    """A helper configured by hand without --account: every sign-in may change the default, so the
+    default account's token goes only to the host that is its own server (issue 17 §6)."""
+    token = sign_in(sfauth)
+    server = urllib.parse.urlsplit(sfauth.server["SFAUTH_TEST_ISSUER"])
+    own = f"{server.scheme}://{server.netloc}"
+    answer = sfauth_git(sfauth, "git-credential", "--host", own, "get", input=f"protocol={server.scheme}\nhost={server.netloc}\n\n")
+    assert answer.returncode == 0 and f"password={token}" in answer.stdout, answer
+    refused = sfauth_git(sfauth, "git-credential", "--host", git_server.url, "get", input=f"protocol=http\nhost={git_server.host}\n\n")
+    assert refused.returncode == 2 and refused.stdout == "quit=1\n"
+    [line] = refused.stderr.splitlines()
+    assert f"the default account (svc) is not that server's" in line and f"--host {git_server.url} --account NAME" in line, line
+    # Through git: no password goes to the git host, and git does not ask for one.
+    binary = os.path.realpath(sfauth.binary)
+    result, _ = git(sfauth, "-c", f"credential.helper=!'{binary}' git-credential --host {git_server.url}",
+                    "credential", "fill", input=f"protocol=http\nhost={git_server.host}\n\n")
+    assert result.returncode != 0 and token not in result.stdout
+    # erase without an account leaves another host's business alone.
+    erase = sfauth_git(sfauth, "git-credential", "--host", git_server.url, "erase",
+                       input=f"protocol=http\nhost={git_server.host}\nusername=oauth2\npassword={token}\n\n")
+    assert (erase.returncode, erase.stdout, erase.stderr) == (0, "", "")
+
+
+def test_git_s_request_is_read_as_git_reads_it(sfauth, git_server):
+    """A key sent twice: git keeps the last, so does the helper; CRLF line ends are read as LF."""
+    token = sign_in(sfauth)
+    helper = ["git-credential", "--account", "svc", "--host", git_server.url, "get"]
+    twice = sfauth_git(sfauth, *helper, input=f"protocol=http\nhost=elsewhere.example\nhost={git_server.host}\n\n")
+    assert f"password={token}" in twice.stdout, twice
+    other = sfauth_git(sfauth, *helper, input=f"protocol=http\nhost={git_server.host}\nhost=elsewhere.example\n\n")
+    assert (other.returncode, other.stdout) == (0, "")
+    crlf = sfauth_git(sfauth, *helper, input=f"protocol=http\r\nhost={git_server.host}\r\n\r\n")
+    assert f"password={token}" in crlf.stdout, crlf
 
 
 def test_git_clone_gets_the_token_from_the_helper(sfauth, git_server, tmp_path):
@@ -155,22 +208,23 @@ def test_get_answers_only_for_the_configured_host(sfauth, git_server):
         assert (nothing.returncode, nothing.stdout, nothing.stderr) == (0, "", ""), request
     # Through git, with the helper configured for every URL: another host still gets nothing.
     binary = os.path.realpath(sfauth.binary)
-    result, _ = git(sfauth, "-c", f"credential.helper=!'{binary}' git-credential --host {git_server.url}",
+    result, _ = git(sfauth, "-c", f"credential.helper=!'{binary}' git-credential --account svc --host {git_server.url}",
                     "credential", "fill", input=f"protocol=http\nhost=127.0.0.1:{other_port}\n\n")
     assert result.returncode != 0 and "password=" not in result.stdout
-    same, _ = git(sfauth, "-c", f"credential.helper=!'{binary}' git-credential --host {git_server.url}",
+    same, _ = git(sfauth, "-c", f"credential.helper=!'{binary}' git-credential --account svc --host {git_server.url}",
                   "credential", "fill", input=f"protocol=http\nhost={git_server.host}\n\n")
     assert same.returncode == 0 and f"password={token}" in same.stdout
 
 
 def test_login_required_stops_git_with_the_command_to_run(sfauth, git_server, tmp_path):
-    setup_git(sfauth, git_server.url)
     direct = sfauth_git(sfauth, "git-credential", "--host", git_server.url, "get",
                         input=f"protocol=http\nhost={git_server.host}\n\n")
     assert direct.returncode == LOGIN_REQUIRED
     assert direct.stdout == "quit=1\n"
     assert direct.stderr.count("\n") == 1 and "Run `sfauth login` first." in direct.stderr
-    result, elapsed = git(sfauth, "clone", "-q", git_server.repository, str(tmp_path / "checkout"))
+    binary = os.path.realpath(sfauth.binary)
+    result, elapsed = git(sfauth, "-c", f"credential.helper=!'{binary}' git-credential --host {git_server.url}",
+                          "clone", "-q", git_server.repository, str(tmp_path / "checkout"))
     assert result.returncode != 0
     assert "sfauth: git needs a token: Not signed in: no account is stored. Run `sfauth login` first." in result.stderr
     assert "told us to quit" in result.stderr                    # no password prompt after the helper's answer

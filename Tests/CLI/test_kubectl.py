@@ -52,15 +52,46 @@ def kubectl(sfauth, kubeconfig, *args, timeout=60):
 
 
 def test_kubeconfig_prints_an_exec_stanza_that_runs_this_binary(sfauth):
+    sign_in(sfauth, alias="work")
+    [identifier] = [json.loads(p.read_text())["identifier"] for p in (sfauth.home / "accounts").iterdir()]
     result = sfauth.run("kubeconfig", "--account", "work")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "exec:"
     assert "  apiVersion: client.authentication.k8s.io/v1" in lines
     assert f'  command: "{os.path.realpath(sfauth.binary)}"' in lines
-    assert lines[lines.index("  args:") + 1:lines.index("  args:") + 4] == ['  - "kube-credential"', '  - "--account"', '  - "work"']
+    # The account by its identifier, which no alias can take over (issue 17 §6); the default too.
+    assert lines[lines.index("  args:") + 1:lines.index("  args:") + 4] == ['  - "kube-credential"', '  - "--account"', f'  - "{identifier}"']
     assert "  interactiveMode: IfAvailable" in lines
     assert "  provideClusterInfo: false" in lines
+    assert sfauth.run("kubeconfig").stdout == result.stdout
+
+
+def test_kubeconfig_names_an_account_that_exists(sfauth):
+    nobody = sfauth.run("kubeconfig")
+    assert nobody.returncode == LOGIN_REQUIRED and nobody.stdout == ""
+    assert "no account is stored" in nobody.stderr
+    sign_in(sfauth)
+    unknown = sfauth.run("kubeconfig", "--account", "someone")
+    assert unknown.returncode == 2 and "there is no stored account 'someone'" in unknown.stderr
+
+
+def test_set_credentials_prints_the_kubectl_command_that_writes_the_user(sfauth, apiserver, tmp_path):
+    sign_in(sfauth)
+    printed = sfauth.run("kubeconfig", "--account", "svc", "--set-credentials", "sfauth user")
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout.count("\n") == 1 and printed.stdout.startswith("kubectl config set-credentials 'sfauth user' ")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(apiserver.kubeconfig("- name: placeholder\n  user: {}\n", "sfauth user"))
+    env = dict(sfauth.env, KUBECONFIG=str(kubeconfig), HOME=str(sfauth.home.parent))
+    wrote = subprocess.run(["sh", "-c", printed.stdout], env=env, capture_output=True, text=True, timeout=60)
+    assert wrote.returncode == 0, wrote.stderr
+    result, _ = kubectl(sfauth, kubeconfig, "get", "pods")
+    assert result.returncode == 0, result.stderr
+    assert "sfauth-pod" in result.stdout
+    assert set(apiserver.tokens_seen()) == {sfauth.run("token", "--account", "svc").stdout.strip()}
+    both = sfauth.run("kubeconfig", "--name", "a", "--set-credentials", "b")
+    assert both.returncode == 2 and "not both" in both.stderr
 
 
 def test_exec_credential_in_the_version_kubectl_asks_for(sfauth):
@@ -110,7 +141,11 @@ def test_the_stand_in_refuses_other_tokens(sfauth, apiserver, tmp_path):
 
 
 def test_no_account_fails_fast_with_the_command_to_run(sfauth, apiserver, tmp_path):
-    kubeconfig = write_kubeconfig(sfauth, apiserver, tmp_path)
+    # A user entry written by hand, without --account (sfauth kubeconfig names one that exists).
+    entry = (f'- name: sfauth-user\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n'
+             f'      command: "{sfauth.binary}"\n      args: ["kube-credential"]\n      interactiveMode: IfAvailable\n')
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(apiserver.kubeconfig(entry, "sfauth-user"))
     result, elapsed = kubectl(sfauth, kubeconfig, "get", "pods")
     assert result.returncode != 0
     assert "sfauth: Not signed in: no account is stored. Run `sfauth login` first." in result.stderr

@@ -72,4 +72,12 @@ struct ExecCredentialEncodingTests {
             #expect(ExecCredential.render(apiVersion: "client.authentication.k8s.io/v1beta1", token: token, expiry: date) == expected)
         }
     }
+
+    @Test func theSetCredentialsCommandQuotesOnlyWhatTheShellWouldRead() {
+        let line = ExecCredential.setCredentialsCommand(user: "it's me", command: "/usr/bin/sfauth",
+                                                        arguments: ["kube-credential", "--account", "idp.example/a b"])
+        #expect(line == "kubectl config set-credentials 'it'\\''s me' --exec-api-version=client.authentication.k8s.io/v1 "
+            + "--exec-command=/usr/bin/sfauth --exec-arg=kube-credential --exec-arg=--account '--exec-arg=idp.example/a b' "
+            + "--exec-interactive-mode=IfAvailable")
+    }
 }

@@ -9,9 +9,33 @@ struct GitCredentialTests {
         let attributes = GitCredential.Attributes(parsing: "protocol=https\nhost=git.example:8443\nwwwauth[]=Basic\nwwwauth[]=Bearer\nno equals\nkey=a=b\n\nafter=blank\n")
         #expect(attributes.pairs.map(\.key) == ["protocol", "host", "wwwauth[]", "wwwauth[]", "key"])
         #expect(attributes["protocol"] == "https")
-        #expect(attributes["wwwauth[]"] == "Basic")
+        #expect(attributes.pairs.filter { $0.key == "wwwauth[]" }.map(\.value) == ["Basic", "Bearer"])
         #expect(attributes["key"] == "a=b")
         #expect(attributes["after"] == nil)
+    }
+
+    @Test func aKeySentTwiceIsReadAsGitReadsIt_theLastAndCRLFLinesToo() {
+        let attributes = GitCredential.Attributes(parsing: "protocol=https\r\nhost=evil.example\r\nhost=git.example\r\n\r\nhost=after\r\n")
+        #expect(attributes["protocol"] == "https")
+        #expect(attributes["host"] == "git.example")
+    }
+
+    @Test func aHostIsTheServerOfAnAccountSignedInThereOnly() throws {
+        func account(_ issuer: String, instance: String? = nil) -> OAuthCredentials {
+            var credentials = OAuthCredentials(
+                identifier: "x", server: AuthorizationServer(authorizationEndpoint: issuer + "/login/oauth/authorize", tokenEndpoint: issuer + "/login/oauth/access_token"),
+                clientId: "c", redirectURI: "", accessToken: "t", tokenType: "Bearer", issuedAt: Date())
+            credentials.instanceURL = instance
+            return credentials
+        }
+        let gitlab = try GitCredential.Host(parsing: "gitlab.example")
+        #expect(gitlab.isServer(of: account("https://gitlab.example")))
+        #expect(gitlab.isServer(of: account("https://GITLAB.example:443")))
+        #expect(!gitlab.isServer(of: account("https://login.salesforce.com")))
+        #expect(!gitlab.isServer(of: account("https://gitlab.example:8443")))
+        #expect(!gitlab.isServer(of: account("http://gitlab.example")))
+        #expect(try GitCredential.Host(parsing: "acme.my.salesforce.com").isServer(of: account("https://login.salesforce.com", instance: "https://acme.my.salesforce.com")))
+        #expect(try GitCredential.Host(parsing: "http://[::1]:8080").isServer(of: account("http://[::1]:8080")))
     }
 
     @Test(arguments: [

@@ -38,8 +38,18 @@ struct NameIndexTests {
     }
 
     @Test func aNameSeveralAccountsShareSelectsThemAll() throws {
-        try fixture.store([StoreFixture.account("alice", alias: "shared"), StoreFixture.account("bob", email: "shared")])
+        try fixture.store([StoreFixture.account("alice", email: "shared"), StoreFixture.account("bob", email: "shared")])
         #expect(try fixture.reopen().select("shared") == .several(["idp.example/alice", "idp.example/bob"]))
+    }
+
+    @Test func anExactAliasWinsOverAUsernameOrEmail() throws {
+        let aliased = StoreFixture.account("alice", alias: "bob")
+        try fixture.store([aliased, StoreFixture.account("bob"), StoreFixture.account("carol", email: "bob")])
+        let files = try fixture.reopen()
+        #expect(files.select("bob") == .one("idp.example/alice", aliased))
+        // The same rule over every record, as the main program applies it when the index cannot tell.
+        #expect(AccountNames.identifiers(matching: "bob", in: try files.records()) == ["idp.example/alice"])
+        #expect(AccountNames.identifiers(matching: "idp.example/bob", in: try files.records()) == ["idp.example/bob"])
     }
 
     @Test func savesRemovalsAndAliasMovesKeepTheIndex() throws {

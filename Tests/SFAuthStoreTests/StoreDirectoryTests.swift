@@ -56,6 +56,21 @@ struct StoreDirectoryTests {
 
     /// The race of issue 17 §1, made deterministic: the store is opened and checked, then another
     /// directory takes its path. Everything the operation reads and writes is still the checked one.
+    @Test func nothingIsCreatedInAnotherUsersDirectory() throws {
+        // As root only: `sudo -E` keeps the user's HOME, and root must not create directories there.
+        guard geteuid() == 0 else { return }
+        let home = fixture.parent + "/home"
+        mkdir(home, 0o755)
+        chown(home, 4321, 4321)
+        #expect(throws: StoreFailure.anotherUsersDirectory(path: home, owner: 4321, user: 0)) {
+            try StoreDirectory.openCreating(home + "/.local/share/sfauth")
+        }
+        #expect(access(home + "/.local", F_OK) != 0)
+        // Root's own directories, and root-owned ones such as /tmp, are fine.
+        chown(home, 0, 0)
+        #expect(try StoreDirectory.openCreating(home + "/.local/share/sfauth").path == home + "/.local/share/sfauth")
+    }
+
     @Test func whatIsReadAndWrittenIsTheDirectoryThatWasChecked() throws {
         try fixture.store([StoreFixture.account("alice")])
         let files = try fixture.reopen()

@@ -38,12 +38,12 @@ struct StoredTokenLookupTests {
 
     @Test func whateverIsNotAUsableTokenIsTheMainProgramsToAnswer() throws {
         #expect(lookUp() == .notFound(.noStore))
-        try fixture.store([StoreFixture.account("alice", alias: "shared"), StoreFixture.account("bob", email: "shared"),
+        try fixture.store([StoreFixture.account("alice", email: "shared"), StoreFixture.account("bob", email: "shared"),
                            StoreFixture.account("carol", expiresIn: -60)])
         #expect(lookUp("nobody") == .notFound(.noAccountNamed))
         #expect(lookUp("shared") == .notFound(.severalAccountsNamed))
         #expect(lookUp("carol") == .notFound(.notUsable(identifier: "idp.example/carol")))
-        var rejected = StoreFixture.account("alice", alias: "shared")
+        var rejected = StoreFixture.account("alice", email: "shared")
         rejected.status = .loginRequired
         try fixture.reopen().write(rejected)  // (the reopened store's writes keep the index too)
         #expect(lookUp() == .notFound(.notUsable(identifier: "idp.example/alice")))

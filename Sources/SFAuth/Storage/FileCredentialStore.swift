@@ -328,7 +328,7 @@ public struct FileCredentialStore: CredentialStore {
     private static func storageError(_ failure: StoreFailure) -> OAuthError {
         switch failure {
         case .untrusted: return .storage(Problem("\(failure)", remedy: .useAnotherCredentialsDirectory))
-        case .file: return .storage("\(failure)")
+        case .file, .anotherUsersDirectory: return .storage("\(failure)")
         }
     }
 }

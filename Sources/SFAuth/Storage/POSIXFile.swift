@@ -1,4 +1,5 @@
 import Glibc
+import SFAuthStore
 
 /// Small wrappers over POSIX file calls by path — whole-file reads and atomic writes — for files
 /// outside the credentials store (configuration, keys, the discovery cache, `/proc`). The store
@@ -71,12 +72,12 @@ package enum POSIXFile {
 
     /// Creates a directory (and missing parents) with mode 0700, and tightens an existing one to 0700.
     static func makePrivateDirectory(_ path: String) throws(Failure) {
-        var partial = ""
-        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
-            partial += "/" + component
-            if mkdir(partial, 0o700) != 0 && errno != EEXIST {
-                throw Failure(operation: "cannot create directory", path: partial, code: errno)
-            }
+        do {
+            try StoreDirectory.makeDirectories(path)
+        } catch .file(let failure) {
+            throw Failure(operation: failure.operation, path: failure.path, code: failure.code)
+        } catch {
+            throw Failure(operation: "\(error);", path: path, code: EPERM)
         }
         var info = stat()
         guard stat(path, &info) == 0 else { throw Failure(operation: "cannot inspect", path: path, code: errno) }

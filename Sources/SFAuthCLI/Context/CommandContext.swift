@@ -133,6 +133,16 @@ extension FileCredentialStore {
         return try AccountResolver(store: self).identifier(for: name)
     }
 
+    /// The account a helper's configuration is to name — the one `name` selects, else the default
+    /// — with its identifier, which no alias can take over later (`setup-git`, `kubeconfig`).
+    package func accountForConfiguration(named name: String?) throws(OAuthError) -> OAuthCredentials {
+        guard let credentials = try credentials(of: try identifier(selectedBy: name)) else {
+            throw .loginRequired(Problem("Not signed in: no account is stored, and the configuration names one.",
+                                         remedy: .signIn(account: nil, grant: nil)))
+        }
+        return credentials
+    }
+
     /// The stored credentials of `identifier` (`nil`: the default account), as they are.
     package func credentials(of identifier: String?) throws(OAuthError) -> OAuthCredentials? {
         if let identifier { return try load(identifier: identifier) }

@@ -54,10 +54,21 @@ public enum CredentialFile {
             if credentials.refreshToken != nil && credentials.refreshTokenInSecretStore == nil {
                 credentials.refreshTokenInSecretStore = false
             }
+            guard isTokenText(credentials.accessToken) else { throw Unreadable(reason: "its access token holds characters no token may hold") }
+            guard credentials.refreshToken.map(isTokenText) != false else { throw Unreadable(reason: "its refresh token holds characters no token may hold") }
             return credentials
+        } catch let unreadable as Unreadable {
+            throw unreadable
         } catch {
             throw Unreadable(reason: reason(error))
         }
+    }
+
+    /// Whether `text` is made of the characters RFC 6749 allows in tokens: printable ASCII
+    /// (`%x20-7E`; Appendix A.12, A.17) — what the token response parser accepts. A record edited
+    /// or damaged outside sfauth must not hand a terminal escape to whoever prints its token.
+    public static func isTokenText(_ text: String) -> Bool {
+        text.utf8.allSatisfy { (0x20...0x7E).contains($0) }
     }
 
     /// The default account's identifier in the `default` file's bytes; `nil` when it names none.

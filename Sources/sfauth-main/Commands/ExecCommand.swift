@@ -28,6 +28,8 @@ struct ExecCommand: SFAuthSubcommand {
     var command: [String] = []
 
     func validate() throws {
+        // Help asked for before `--` is help, not a command named --help.
+        if command.first == "--help" || command.first == "-h" { throw CleanExit.helpRequest(self) }
         if arguments.isEmpty { throw ValidationError("Give the command to run after --, e.g. sfauth exec -- env.") }
     }
 

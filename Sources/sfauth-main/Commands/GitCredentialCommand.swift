@@ -18,6 +18,11 @@ struct GitCredentialCommand: SFAuthSubcommand {
             never signs out: when the refused password is the current token it renews the token, so the \
             next git command gets a new one.
 
+            Without --account (sfauth setup-git always writes one), it answers only a host that is the \
+            default account's own server (GitHub, GitLab or Gitea signing you in to their git): any \
+            sign-in may change the default, and its token must not go to another host. For any other \
+            host it says which account to name, answers quit=1 and exits 2.
+
             It never opens a browser. When a sign-in is needed it prints one line on standard error with \
             the command to run, answers quit=1 (so git stops instead of asking for a password) and exits 3.
 
@@ -27,7 +32,7 @@ struct GitCredentialCommand: SFAuthSubcommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The account: an alias, username, email or identifier. Default: the default account.", valueName: "account"))
+    @Option(help: ArgumentHelp("The account: an alias, username, email or identifier. Default: the default account, for its own server only.", valueName: "account"))
     var account: String?
 
     @Option(help: ArgumentHelp("A host to answer for: https://host[:port], http://host:port or host[:port] (https); repeatable.", valueName: "host"))
@@ -44,15 +49,31 @@ struct GitCredentialCommand: SFAuthSubcommand {
         let hosts = try host.map { h throws(OAuthError) in try GitCredential.Host(parsing: h) }
         let attributes = GitCredential.Attributes.readingStandardInput()
         // Another host, or an operation of a newer git: nothing to say.
-        guard hosts.contains(where: { $0.matches(attributes) }) else { return }
+        guard let requested = hosts.first(where: { $0.matches(attributes) }) else { return }
         switch operation {
         case "get":
+            if account == nil, let foreign = Self.defaultAccount(foreignTo: requested, in: context) {
+                print(GitCredential.quit, terminator: "")
+                throw CommandFailure(usage: "git asked for a token for \(requested.url), but the default account (\(TerminalText.escaped(foreign.displayLabel))) "
+                    + "is not that server's, and any sign-in may change the default: name the account for this host with "
+                    + "`sfauth setup-git --host \(requested.url) --account NAME`")
+            }
             print(try await Self.answer(account: account, in: context), terminator: "")
         case "erase":
+            guard account != nil || Self.defaultAccount(foreignTo: requested, in: context) == nil else { return }
             await Self.renew(refused: attributes["password"], account: account, in: context)
         default:
             return  // store, and anything newer: the token is kept by sfauth already
         }
+    }
+
+    /// The default account, when git's host is not its server (`Host.isServer(of:)`): a helper not
+    /// told which account to use gives the default account's token only to its own server. `nil`
+    /// when there is no stored default to speak of, or a token is supplied in the environment.
+    private static func defaultAccount(foreignTo host: GitCredential.Host, in context: CommandContext) -> OAuthCredentials? {
+        guard context.settings.suppliedToken == nil, let accounts = try? context.accounts(),
+              let current = try? accounts.store.loadDefault(), !host.isServer(of: current) else { return nil }
+        return current
     }
 
     /// The answer to `get`; when there is none, `quit=1` (so git stops instead of asking for a

@@ -12,25 +12,37 @@ struct KubeconfigCommand: SFAuthSubcommand {
         discussion: """
             Prints a users[] entry for ~/.kube/config: its user.exec runs this sfauth binary (by its \
             absolute path) as a client.authentication.k8s.io/v1 exec credential plugin, with \
-            interactiveMode IfAvailable (a sign-in may use kubectl's terminal). With --name the entry is \
-            a complete list item (- name: N); without it only the exec stanza is printed, to paste under \
-            an existing user:.
+            interactiveMode IfAvailable (a sign-in may use kubectl's terminal). The account (--account, \
+            else the default one now) is written by its identifier, which no alias or later sign-in can \
+            take over. With --name the entry is a complete list item (- name: N); with --set-credentials \
+            N, the one kubectl config set-credentials command that writes it; with neither, only the exec \
+            stanza, to paste under an existing user:.
 
             Examples:
-              sfauth kubeconfig --account work --name sfauth-work
+              sfauth kubeconfig --account work --set-credentials sfauth-work | sh
               kubectl config set-context --current --user sfauth-work
             """
     )
 
-    @Option(help: ArgumentHelp("The account kube-credential uses. Default: whichever is the default when kubectl runs.", valueName: "account"))
+    @Option(help: ArgumentHelp("The account kube-credential uses. Default: the default account now.", valueName: "account"))
     var account: String?
 
     @Option(help: ArgumentHelp("Print a whole users[] item with this name.", valueName: "name"))
     var name: String?
 
-    func run(in context: CommandContext) {
-        let arguments = ["kube-credential"] + (account.map { ["--account", $0] } ?? [])
-        if let name {
+    @Option(help: ArgumentHelp("Print the kubectl config set-credentials command that writes the user with this name.", valueName: "name"))
+    var setCredentials: String?
+
+    func validate() throws {
+        if name != nil && setCredentials != nil { throw ValidationError("Give --name or --set-credentials, not both.") }
+    }
+
+    func run(in context: CommandContext) throws {
+        let chosen = try context.accounts().store.accountForConfiguration(named: account)
+        let arguments = ["kube-credential", "--account", chosen.identifier]
+        if let setCredentials {
+            print(ExecCredential.setCredentialsCommand(user: setCredentials, command: context.executablePath, arguments: arguments))
+        } else if let name {
             print("- name: \(ExecCredential.yamlQuoted(name))")
             print("  user:")
             print(ExecCredential.kubeconfigExecStanza(command: context.executablePath, arguments: arguments, indent: 4))

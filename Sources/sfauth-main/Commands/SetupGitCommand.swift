@@ -11,8 +11,9 @@ struct SetupGitCommand: SFAuthSubcommand {
         discussion: """
             Writes two values of credential.<url>.helper in your global git configuration (or --file): \
             an empty one, so helpers configured for every host (store, cache) are not asked for this one, \
-            then !'<this sfauth>' 'git-credential' ['--account' 'A'] '--host' '<url>'. Running it again \
-            replaces them. git then sends the account's access token (refreshed when needed) as the \
+            then !'<this sfauth>' 'git-credential' '--account' '<identifier>' '--host' '<url>'. The account \
+            (--account, else the default one now) is written by its identifier, which no alias or later \
+            sign-in can take over. Running it again replaces them. git then sends the account's access token (refreshed when needed) as the \
             password, and the account's username (else oauth2) as the username. Plain http is for local \
             servers only: git sends the token in the clear there.
 
@@ -26,7 +27,7 @@ struct SetupGitCommand: SFAuthSubcommand {
     @Option(help: ArgumentHelp("The host: host[:port], or a URL https://host[:port] (http://… too).", valueName: "host"))
     var host: String
 
-    @Option(help: ArgumentHelp("The account: an alias, username, email or identifier. Default: the default account when git asks.", valueName: "account"))
+    @Option(help: ArgumentHelp("The account: an alias, username, email or identifier. Default: the default account now.", valueName: "account"))
     var account: String?
 
     @Option(help: ArgumentHelp("The scheme for a --host given without one: https or http.", valueName: "scheme"))
@@ -37,9 +38,10 @@ struct SetupGitCommand: SFAuthSubcommand {
 
     func run(in context: CommandContext) throws {
         let target = try GitCredential.Host(parsing: host, defaultScheme: scheme)
+        let chosen = try context.accounts().store.accountForConfiguration(named: account)
         let helper = GitCredential.helperValue(
             executable: context.executablePath,
-            arguments: ["git-credential"] + (account.map { ["--account", $0] } ?? []) + ["--host", target.url])
+            arguments: ["git-credential", "--account", chosen.identifier, "--host", target.url])
         let key = "credential.\(target.url).helper"
         let scope = file.map { ["--file", $0] } ?? ["--global"]
         // git has no business with sfauth's secrets.
@@ -51,6 +53,7 @@ struct SetupGitCommand: SFAuthSubcommand {
                 throw CommandFailure(usage: status == 127 ? "git is not installed (or not on the PATH)" : "git config failed (status \(status))")
             }
         }
-        print("git now asks sfauth for \(target.url) (\(key) in \(file ?? "your global git configuration")).")
+        print("git now asks sfauth for \(target.url), with the account \(TerminalText.escaped(chosen.displayLabel)) "
+              + "(\(key) in \(file ?? "your global git configuration")).")
     }
 }
