@@ -33,28 +33,11 @@ public struct AccountResolver: Sendable {
         case 0:
             let shown = TerminalText.escaped(name)
             if names.isEmpty { throw .configuration("there is no stored account '\(shown)': no account is stored yet") }
-            if let meant = names.first(where: { entry in entry.all.contains { Self.isNear($0, name) } }) {
+            if let meant = names.first(where: { entry in entry.all.contains { Spelling.isNear($0, name) } }) {
                 throw .configuration("there is no stored account '\(shown)'; did you mean '\(TerminalText.escaped(meant.label))'?")
             }
             throw .configuration("there is no stored account '\(shown)'; the accounts are: \(names.map { TerminalText.escaped($0.label) }.joined(separator: ", "))")
         default: throw .configuration("'\(TerminalText.escaped(name))' matches several accounts (\(matches.joined(separator: ", "))); use the identifier")
         }
-    }
-
-    /// Whether `candidate` is probably what was meant by `typed`: equal ignoring case, or at most
-    /// two edits apart (for names of four characters or more).
-    static func isNear(_ candidate: String, _ typed: String) -> Bool {
-        let a = Array(candidate.lowercased()), b = Array(typed.lowercased())
-        if a == b { return true }
-        guard min(a.count, b.count) >= 4, abs(a.count - b.count) <= 2 else { return false }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count] <= 2
     }
 }

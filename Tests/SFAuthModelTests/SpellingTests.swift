@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SFAuthCLI
+import SFAuthModel
 
 @Suite struct SpellingTests {
     @Test(arguments: [
@@ -16,5 +16,10 @@ import Testing
         #expect(Spelling.suggestion(for: "nosuch", among: ["login", "token"]) == nil)
         #expect(Spelling.suggestion(for: "us", among: ["use"]) == nil)  // short names: only a difference of case
         #expect(Spelling.suggestion(for: "abcd", among: ["abce", "abcf"]) == nil)  // two equally near
+    }
+
+    @Test func nearnessIsTheSameRuleForAccountNames() {
+        #expect(Spelling.isNear("main", "mian") && Spelling.isNear("Main", "main"))
+        #expect(!Spelling.isNear("use", "us") && !Spelling.isNear("production", "staging"))
     }
 }

@@ -4,12 +4,21 @@ package enum Spelling {
     /// (insertions, deletions, substitutions) for names of four characters or more; `nil` when none
     /// is near, or when two are equally near.
     package static func suggestion(for typed: String, among candidates: [String]) -> String? {
-        let near = candidates.map { ($0, distance($0.lowercased(), typed.lowercased())) }.filter { candidate, distance in
-            distance == 0 || (min(candidate.count, typed.count) >= 4 && distance <= 2)
-        }
+        let near = candidates.compactMap { candidate in nearness(of: candidate, to: typed).map { (candidate, $0) } }
         guard let best = near.map(\.1).min() else { return nil }
         let nearest = near.filter { $0.1 == best }
         return nearest.count == 1 ? nearest[0].0 : nil
+    }
+
+    /// Whether `candidate` is probably what was meant by `typed`, by the rule above.
+    package static func isNear(_ candidate: String, _ typed: String) -> Bool {
+        nearness(of: candidate, to: typed) != nil
+    }
+
+    /// The edit distance of `candidate` from `typed` ignoring case, when it is near enough to suggest.
+    private static func nearness(of candidate: String, to typed: String) -> Int? {
+        let edits = distance(candidate.lowercased(), typed.lowercased())
+        return edits == 0 || (min(candidate.count, typed.count) >= 4 && edits <= 2) ? edits : nil
     }
 
     /// The Levenshtein distance between `a` and `b`.
