@@ -76,8 +76,10 @@ let package = Package(
             name: "sfauth",
             dependencies: ["SFAuthModel", "SFAuthStore", "CredentialProtocols"],
             // (FoundationEssentials' own dependencies are not linked automatically in a static executable.)
-            linkerSettings: [.unsafeFlags(["-static-executable"]), .linkedLibrary("_FoundationCollections"),
-                             .linkedLibrary("_FoundationCShims"), .linkedLibrary("swiftSynchronization")]
+            linkerSettings: [
+                .unsafeFlags(["-static-executable"]), .linkedLibrary("_FoundationCollections"),
+                .linkedLibrary("_FoundationCShims"), .linkedLibrary("swiftSynchronization"),
+            ]
         ),
 
         // libFuzzer targets for every parser of outside data; a plain build is their corpus replayer

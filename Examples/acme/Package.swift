@@ -8,6 +8,6 @@ let package = Package(
     name: "acme",
     dependencies: [.package(name: "sfauth", path: "../..")],
     targets: [
-        .executableTarget(name: "acme", dependencies: [.product(name: "SFAuth", package: "sfauth")]),
+        .executableTarget(name: "acme", dependencies: [.product(name: "SFAuth", package: "sfauth")])
     ]
 )

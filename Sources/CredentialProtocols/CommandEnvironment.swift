@@ -22,8 +22,10 @@ package enum CommandEnvironment {
     /// secret and supplied token: `EnvironmentSettings.secretVariables`) and a token another sfauth
     /// exported (`SF_ACCESS_TOKEN`) — then with `token`'s `TokenVariables` set, and those it has no
     /// value for removed, so that no other account's value is left behind.
-    package static func forCommand(with token: IssuedToken, from environment: [String: String],
-                                   secretVariables: [String]) -> [String: String] {
+    package static func forCommand(
+        with token: IssuedToken, from environment: [String: String],
+        secretVariables: [String]
+    ) -> [String: String] {
         let stripped = Set(secretVariables + [TokenVariables.accessToken])
         var result = environment.filter { !stripped.contains($0.key) }
         for (name, value) in TokenVariables.values(for: token) { result[name] = value }

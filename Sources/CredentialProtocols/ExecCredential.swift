@@ -41,7 +41,8 @@ package enum ExecCredential {
             }
             let version = decoded.apiVersion ?? ExecCredential.defaultAPIVersion
             guard ExecCredential.supportedAPIVersions.contains(version) else {
-                throw .configuration("\(ExecCredential.infoVariable) asks for apiVersion \(version); only client.authentication.k8s.io/v1 and v1beta1 are spoken")
+                throw .configuration(
+                    "\(ExecCredential.infoVariable) asks for apiVersion \(version); only client.authentication.k8s.io/v1 and v1beta1 are spoken")
             }
             self.init(apiVersion: version, interactive: decoded.spec?.interactive)
         }
@@ -98,10 +99,12 @@ package enum ExecCredential {
     /// `indent` spaces. Every string is double-quoted (JSON strings are YAML strings).
     package static func kubeconfigExecStanza(command: String, arguments: [String], indent: Int = 0) -> String {
         let pad = String(repeating: " ", count: indent)
-        var lines = ["exec:",
-                     "  apiVersion: \(defaultAPIVersion)",
-                     "  command: \(yamlQuoted(command))",
-                     "  args:"]
+        var lines = [
+            "exec:",
+            "  apiVersion: \(defaultAPIVersion)",
+            "  command: \(yamlQuoted(command))",
+            "  args:",
+        ]
         lines += arguments.map { "  - \(yamlQuoted($0))" }
         lines += ["  interactiveMode: IfAvailable", "  provideClusterInfo: false"]
         return lines.map { pad + $0 }.joined(separator: "\n")
@@ -110,7 +113,8 @@ package enum ExecCredential {
     /// The `kubectl config set-credentials` command line that writes the same user as
     /// `kubeconfigExecStanza` under `user`, each word quoted for `sh` where it needs to be.
     package static func setCredentialsCommand(user: String, command: String, arguments: [String]) -> String {
-        let words = ["kubectl", "config", "set-credentials", user, "--exec-api-version=\(defaultAPIVersion)", "--exec-command=\(command)"]
+        let words =
+            ["kubectl", "config", "set-credentials", user, "--exec-api-version=\(defaultAPIVersion)", "--exec-command=\(command)"]
             + arguments.map { "--exec-arg=\($0)" } + ["--exec-interactive-mode=IfAvailable"]
         return words.map(shellWord).joined(separator: " ")
     }
@@ -118,7 +122,11 @@ package enum ExecCredential {
     /// `word` as `sh` reads it back: as it is when made of characters no shell treats specially,
     /// else single-quoted (`'` written as `'\\''`).
     static func shellWord(_ word: String) -> String {
-        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "-_./:=@%+,".unicodeScalars.contains($0)) }
+        let plain =
+            !word.isEmpty
+            && word.unicodeScalars.allSatisfy {
+                $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || "-_./:=@%+,".unicodeScalars.contains($0))
+            }
         return plain ? word : GitCredential.shellQuoted(word)
     }
 

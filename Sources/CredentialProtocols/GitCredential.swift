@@ -29,7 +29,10 @@ package enum GitCredential {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while bytes.count < 1 << 20 {
                 let count = read(0, &buffer, buffer.count)
-                if count > 0 { bytes += buffer[0..<count]; continue }
+                if count > 0 {
+                    bytes += buffer[0..<count]
+                    continue
+                }
                 if count < 0 && errno == EINTR { continue }
                 break
             }
@@ -73,7 +76,8 @@ package enum GitCredential {
             let name = rest.lowercased()
             let bare = name.hasPrefix("[") ? String(name.prefix { $0 != "]" }) + "]" : String(name.prefix { $0 != ":" })
             guard scheme == "https" || ["127.0.0.1", "localhost", "[::1]"].contains(bare) else {
-                throw .configuration("plain http would send the token in the clear: use https://\(rest), or http only for 127.0.0.1, [::1] or localhost")
+                throw .configuration(
+                    "plain http would send the token in the clear: use https://\(rest), or http only for 127.0.0.1, [::1] or localhost")
             }
             self.scheme = scheme
             hostAndPort = name

@@ -44,8 +44,10 @@ public enum APITarget {
         let bare = parts.host.contains(":") ? "[\(parts.host)]" : parts.host
         let allowed = Set(allowedHosts.map { $0.lowercased() })
         guard allowed.contains(host) || allowed.contains(bare) else {
-            throw .configuration(Problem("\(host) is not one of the account's own hosts (\(allowedHosts.joined(separator: ", "))), so its token is not sent there",
-                                         remedy: .allowHost(host)))
+            throw .configuration(
+                Problem(
+                    "\(host) is not one of the account's own hosts (\(allowedHosts.joined(separator: ", "))), so its token is not sent there",
+                    remedy: .allowHost(host)))
         }
     }
 }

@@ -15,8 +15,10 @@ package struct AuthorizationRequest: Sendable, Equatable {
     package let nonce: String?
 
     /// Creates a request with explicit random values (tests use this for exact URLs).
-    package init(server: AuthorizationServer, client: ClientConfiguration, redirectURI: String,
-                state: String, pkce: PKCE, nonce: String?) {
+    package init(
+        server: AuthorizationServer, client: ClientConfiguration, redirectURI: String,
+        state: String, pkce: PKCE, nonce: String?
+    ) {
         self.server = server
         self.client = client
         self.redirectURI = redirectURI
@@ -26,8 +28,10 @@ package struct AuthorizationRequest: Sendable, Equatable {
     }
 
     /// Creates a request with fresh `state`, PKCE verifier and (for OpenID Connect) `nonce`.
-    package init<Generator: RandomNumberGenerator>(server: AuthorizationServer, client: ClientConfiguration,
-                                                   redirectURI: String, using generator: inout Generator) {
+    package init<Generator: RandomNumberGenerator>(
+        server: AuthorizationServer, client: ClientConfiguration,
+        redirectURI: String, using generator: inout Generator
+    ) {
         let state = RandomToken.generate(using: &generator)
         let pkce = PKCE.generate(using: &generator)
         let nonce = client.requestsOpenID ? RandomToken.generate(using: &generator) : nil

@@ -55,10 +55,11 @@ package enum CallbackOutcome: Sendable, Equatable {
             return
         }
         if let error = parameters["error"] {
-            self = .denied(OAuthServerError(
-                code: error.isEmpty ? "unknown_error" : error,
-                description: parameters["error_description"],
-                uri: parameters["error_uri"]))
+            self = .denied(
+                OAuthServerError(
+                    code: error.isEmpty ? "unknown_error" : error,
+                    description: parameters["error_description"],
+                    uri: parameters["error_uri"]))
             return
         }
         guard let code = parameters["code"], !code.isEmpty else {
@@ -71,7 +72,8 @@ package enum CallbackOutcome: Sendable, Equatable {
 
 /// Compares two strings without an early exit on the first differing byte.
 func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-    let a = Array(lhs.utf8), b = Array(rhs.utf8)
+    let a = Array(lhs.utf8)
+    let b = Array(rhs.utf8)
     guard a.count == b.count else { return false }
     var difference: UInt8 = 0
     for index in a.indices { difference |= a[index] ^ b[index] }
@@ -91,12 +93,16 @@ extension AuthorizationResponse {
         if let issuer {
             guard let expected = server.issuer else { return }
             guard issuer == expected else {
-                throw .invalidServerResponse(Problem("the authorization response names the issuer '\(TerminalText.escaped(issuer))', not '\(expected)' (RFC 9207): it may come from another server, so it was refused",
-                                                     remedy: .tryAgain))
+                throw .invalidServerResponse(
+                    Problem(
+                        "the authorization response names the issuer '\(TerminalText.escaped(issuer))', not '\(expected)' (RFC 9207): it may come from another server, so it was refused",
+                        remedy: .tryAgain))
             }
         } else if server.issuerInAuthorizationResponse == true {
-            throw .invalidServerResponse(Problem("the authorization response lacks the 'iss' parameter that \(server.issuer ?? "the server") promises (RFC 9207), so it was refused",
-                                                 remedy: .tryAgain))
+            throw .invalidServerResponse(
+                Problem(
+                    "the authorization response lacks the 'iss' parameter that \(server.issuer ?? "the server") promises (RFC 9207), so it was refused",
+                    remedy: .tryAgain))
         }
     }
 }
@@ -110,8 +116,10 @@ extension CallbackOutcome {
         let withoutFragment = trimmed.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
         let parts = withoutFragment.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, let pastedPath = Self.path(of: parts[0]),
-              let expectedPath = Self.path(of: Substring(redirectURI)) else {
-            self = .rejected(reason: "that is not the address the browser was sent back to (it has no query); copy the whole address from the address bar")
+            let expectedPath = Self.path(of: Substring(redirectURI))
+        else {
+            self = .rejected(
+                reason: "that is not the address the browser was sent back to (it has no query); copy the whole address from the address bar")
             return
         }
         guard pastedPath == expectedPath else {

@@ -13,9 +13,11 @@ public struct ClientConfiguration: Sendable, Equatable {
     public var additionalAuthorizationParameters: [AuthorizationParameter]
 
     /// Creates a client configuration.
-    public init(clientId: String, clientSecret: String? = nil, scopes: [String] = [],
-                redirect: RedirectConfiguration = RedirectConfiguration(),
-                additionalAuthorizationParameters: [AuthorizationParameter] = []) {
+    public init(
+        clientId: String, clientSecret: String? = nil, scopes: [String] = [],
+        redirect: RedirectConfiguration = RedirectConfiguration(),
+        additionalAuthorizationParameters: [AuthorizationParameter] = []
+    ) {
         self.clientId = clientId
         self.clientSecret = clientSecret
         self.scopes = scopes

@@ -16,7 +16,8 @@ extension ClientSecretBinding {
     /// Whether `secret` is the one this binding was made from (compared in constant time).
     package func matches(_ secret: String) -> Bool {
         guard let salt = Base64URL.decode(salt) else { return false }
-        let expected = Array(digest.utf8), actual = Array(Self.digest(of: secret, salt: salt).utf8)
+        let expected = Array(digest.utf8)
+        let actual = Array(Self.digest(of: secret, salt: salt).utf8)
         guard expected.count == actual.count else { return false }
         return zip(expected, actual).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }

@@ -56,8 +56,10 @@ public struct DiscoveryDocument: Sendable, Equatable {
     package static func decode(_ response: HTTPResponse, issuer: String, location: String) throws(OAuthError) -> DiscoveryDocument {
         let parsed = JSONValue.parse(response.body)
         if response.status >= 500 || (response.status == 200 && parsed == nil) {
-            throw .invalidServerResponse(Problem("\(location) answered HTTP \(response.status) with \(TokenResponse.describe(response)) instead of server metadata",
-                                                 remedy: .tryAgainLater))
+            throw .invalidServerResponse(
+                Problem(
+                    "\(location) answered HTTP \(response.status) with \(TokenResponse.describe(response)) instead of server metadata",
+                    remedy: .tryAgainLater))
         }
         guard response.status == 200, let json = parsed, case .object = json else {
             throw .configuration("\(location) did not answer with server metadata (HTTP \(response.status)); check the issuer URL")
@@ -66,7 +68,8 @@ public struct DiscoveryDocument: Sendable, Equatable {
             throw .configuration("the metadata at \(location) has no 'issuer'")
         }
         guard advertised == issuer else {
-            throw .configuration("the metadata at \(location) is for the issuer '\(advertised)', not '\(issuer)'; use exactly '\(advertised)' if you trust it")
+            throw .configuration(
+                "the metadata at \(location) is for the issuer '\(advertised)', not '\(issuer)'; use exactly '\(advertised)' if you trust it")
         }
         func endpoint(_ name: String) throws(OAuthError) -> String? {
             guard let value = json[name]?.stringValue else { return nil }
@@ -80,7 +83,8 @@ public struct DiscoveryDocument: Sendable, Equatable {
         if case .array(let values)? = json["code_challenge_methods_supported"] {
             methods = values.compactMap(\.stringValue)
             if !(methods ?? []).contains("S256") {
-                throw .configuration("\(issuer) does not support PKCE with S256 (code_challenge_methods_supported: \((methods ?? []).joined(separator: ", ")))")
+                throw .configuration(
+                    "\(issuer) does not support PKCE with S256 (code_challenge_methods_supported: \((methods ?? []).joined(separator: ", ")))")
             }
         }
         var document = DiscoveryDocument(
@@ -97,9 +101,10 @@ public struct DiscoveryDocument: Sendable, Equatable {
 
     /// The server these metadata describe.
     public var server: AuthorizationServer {
-        var server = AuthorizationServer(authorizationEndpoint: authorizationEndpoint, tokenEndpoint: tokenEndpoint,
-                                         revocationEndpoint: revocationEndpoint, userinfoEndpoint: userinfoEndpoint, issuer: issuer,
-                                         jwksURI: jwksURI, deviceAuthorizationEndpoint: deviceAuthorizationEndpoint)
+        var server = AuthorizationServer(
+            authorizationEndpoint: authorizationEndpoint, tokenEndpoint: tokenEndpoint,
+            revocationEndpoint: revocationEndpoint, userinfoEndpoint: userinfoEndpoint, issuer: issuer,
+            jwksURI: jwksURI, deviceAuthorizationEndpoint: deviceAuthorizationEndpoint)
         server.issuerInAuthorizationResponse = issuerInAuthorizationResponse ? true : nil
         return server
     }

@@ -60,7 +60,8 @@ package struct IDTokenCheck: Sendable, Equatable {
             throw .idTokenRejected("the ID token has no 'iat' (issued at) claim")
         }
         if issuedAt > now.addingTimeInterval(leeway) {
-            throw .idTokenRejected("the ID token was issued in the future, at \(Self.format(issuedAt)) (this machine's clock says \(Self.format(now)))")
+            throw .idTokenRejected(
+                "the ID token was issued in the future, at \(Self.format(issuedAt)) (this machine's clock says \(Self.format(now)))")
         }
         if let nonce {
             guard let tokenNonce = claims.nonce else {
@@ -83,7 +84,9 @@ package struct IDTokenCheck: Sendable, Equatable {
             throw .idTokenRejected("the refreshed ID token is for \(quoted(claims.audiences)), not \(quoted(original.audiences)) like the sign-in's")
         }
         if claims.authorizedParty != original.authorizedParty {
-            throw .idTokenRejected("the refreshed ID token names the authorized party \(quoted(claims.authorizedParty.map { [$0] } ?? [])), not \(quoted(original.authorizedParty.map { [$0] } ?? [])) like the sign-in's")
+            throw .idTokenRejected(
+                "the refreshed ID token names the authorized party \(quoted(claims.authorizedParty.map { [$0] } ?? [])), not \(quoted(original.authorizedParty.map { [$0] } ?? [])) like the sign-in's"
+            )
         }
     }
 

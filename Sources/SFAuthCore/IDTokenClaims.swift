@@ -34,7 +34,8 @@ package struct IDTokenClaims: Sendable, Equatable {
     package init(token: String) throws(OAuthError) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64URL.decode(parts[1]), let json = JSONValue.parse(payload),
-              case .object = json else {
+            case .object = json
+        else {
             throw .idTokenRejected("the ID token is not a signed JWT (a compact JWS of three base64url parts with a JSON payload)")
         }
         guard let subject = json["sub"]?.stringValue, !subject.isEmpty else {

@@ -22,7 +22,8 @@ package struct IDTokenHeader: Sendable, Equatable {
     package init(token: String) throws(OAuthError) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let bytes = Base64URL.decode(parts[0]), let json = JSONValue.parse(bytes),
-              case .object = json else {
+            case .object = json
+        else {
             throw .idTokenRejected("the ID token is not a signed JWT (a compact JWS of three base64url parts with a JSON header)")
         }
         guard let algorithm = json["alg"]?.stringValue, !algorithm.isEmpty else {
@@ -44,7 +45,9 @@ package struct IDTokenHeader: Sendable, Equatable {
     package func requireSignatureAlgorithm(keySetURI: String) throws(OAuthError) {
         guard Self.signatureAlgorithms.contains(algorithm) else {
             let kind = algorithm.hasPrefix("HS") ? "a shared-secret (HMAC) algorithm" : "an algorithm that is not supported"
-            throw .idTokenRejected("the ID token is signed with '\(algorithm)', \(kind); only the public-key algorithms of the keys at \(keySetURI) are accepted (\(Self.signatureAlgorithms.joined(separator: ", ")))")
+            throw .idTokenRejected(
+                "the ID token is signed with '\(algorithm)', \(kind); only the public-key algorithms of the keys at \(keySetURI) are accepted (\(Self.signatureAlgorithms.joined(separator: ", ")))"
+            )
         }
     }
 }

@@ -30,7 +30,8 @@ package struct JSONWebKeySet: Sendable, Equatable {
         /// the right key type and curve, and the key's own `alg`, if it has one, equal to it.
         package func fits(algorithm: String) -> Bool {
             guard isForSignatures, self.algorithm == nil || self.algorithm == algorithm,
-                  let required = Self.keyType(for: algorithm) else { return false }
+                let required = Self.keyType(for: algorithm)
+            else { return false }
             return keyType == required.keyType && (required.curve == nil || curve == required.curve)
         }
 
@@ -59,15 +60,17 @@ package struct JSONWebKeySet: Sendable, Equatable {
     /// - Throws: `OAuthError.invalidServerResponse` for any other answer.
     package static func decode(_ response: HTTPResponse, uri: String) throws(OAuthError) -> JSONWebKeySet {
         guard response.status == 200 else {
-            throw .invalidServerResponse("the server's signing keys at \(uri) could not be read: HTTP \(response.status) with \(TokenResponse.describe(response))")
+            throw .invalidServerResponse(
+                "the server's signing keys at \(uri) could not be read: HTTP \(response.status) with \(TokenResponse.describe(response))")
         }
         guard let json = JSONValue.parse(response.body), case .array(let keys)? = json["keys"] else {
             throw .invalidServerResponse("the server's signing keys at \(uri) are not a JWK Set (a JSON object with a 'keys' array)")
         }
-        return JSONWebKeySet(keys: keys.compactMap { key in
-            guard case .object = key else { return nil }
-            return Key(json: key)
-        })
+        return JSONWebKeySet(
+            keys: keys.compactMap { key in
+                guard case .object = key else { return nil }
+                return Key(json: key)
+            })
     }
 
     /// The keys that may have signed a token with `header`: those with its `kid` when it names one

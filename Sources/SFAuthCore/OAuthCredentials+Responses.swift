@@ -6,8 +6,9 @@ extension OAuthCredentials {
     ///
     /// - Parameter now: the time the response arrived; expiry is counted from it.
     package init(response: TokenResponse, request: AuthorizationRequest, now: Date) {
-        self.init(response: response, server: request.server, client: request.client, redirectURI: request.redirectURI,
-                  obtainedBy: .browser, now: now)
+        self.init(
+            response: response, server: request.server, client: request.client, redirectURI: request.redirectURI,
+            obtainedBy: .browser, now: now)
     }
 
     /// Builds credentials from a token response to any grant.
@@ -18,12 +19,15 @@ extension OAuthCredentials {
     ///   - username: the username the grant named (password, JWT bearer), used when the response
     ///     does not say who signed in.
     ///   - now: the time the response arrived; expiry is counted from it.
-    package init(response: TokenResponse, server: AuthorizationServer, client: ClientConfiguration, redirectURI: String = "",
-                obtainedBy: AuthType, username: String? = nil, now: Date) {
+    package init(
+        response: TokenResponse, server: AuthorizationServer, client: ClientConfiguration, redirectURI: String = "",
+        obtainedBy: AuthType, username: String? = nil, now: Date
+    ) {
         let salesforce = response.identityURL.flatMap(Salesforce.identity(fromIdentityURL:))
-        self.init(identifier: "", server: server, clientId: client.clientId, redirectURI: redirectURI,
-                  accessToken: response.accessToken, tokenType: response.tokenType,
-                  issuedAt: Self.issuedAt(of: response, now: now))
+        self.init(
+            identifier: "", server: server, clientId: client.clientId, redirectURI: redirectURI,
+            accessToken: response.accessToken, tokenType: response.tokenType,
+            issuedAt: Self.issuedAt(of: response, now: now))
         self.refreshToken = response.refreshToken
         // Whole seconds (expiry rounded down): they survive the store's JSON round trip exactly.
         self.expiresAt = response.expiresIn.map { wholeSeconds(now.addingTimeInterval($0)) }
@@ -44,8 +48,9 @@ extension OAuthCredentials {
     package mutating func name(after claims: IDTokenClaims?, grantUsername: String?) {
         let userId = identityURL.flatMap(Salesforce.identity(fromIdentityURL:))?.userId ?? claims?.subject
         self.userId = userId
-        identifier = AccountIdentifier.make(server: server, userId: userId, username: grantUsername, clientId: clientId,
-                                            obtainedBy: obtainedBy)
+        identifier = AccountIdentifier.make(
+            server: server, userId: userId, username: grantUsername, clientId: clientId,
+            obtainedBy: obtainedBy)
         username = claims?.preferredUsername ?? claims?.email ?? grantUsername ?? userId
     }
 
@@ -62,7 +67,9 @@ extension OAuthCredentials {
     package func checkIssuer(matches previous: OAuthCredentials) throws(OAuthError) {
         guard let recorded = previous.authorizationResponseIssuer, authorizationResponseIssuer != recorded else { return }
         let named = authorizationResponseIssuer.map { "names the issuer '\(TerminalText.escaped($0))'" } ?? "names no issuer"
-        throw .invalidServerResponse("the authorization response \(named), but this account's earlier sign-ins named '\(TerminalText.escaped(recorded))' (RFC 9207): it may come from another server, so it was refused; if the server really changed, give its issuer explicitly")
+        throw .invalidServerResponse(
+            "the authorization response \(named), but this account's earlier sign-ins named '\(TerminalText.escaped(recorded))' (RFC 9207): it may come from another server, so it was refused; if the server really changed, give its issuer explicitly"
+        )
     }
 
     /// These credentials updated by a refresh response (RFC 6749 §6): a response without a
@@ -95,7 +102,6 @@ private func wholeSeconds(_ date: Date) -> Date {
     Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
 }
 
-
 /// How accounts are keyed: by who they are, so the same account never appears twice — and two
 /// people are never taken for one.
 package enum AccountIdentifier {
@@ -107,8 +113,10 @@ package enum AccountIdentifier {
     /// the server did not say who signed in, `<host[:port]>/user:<username>` for a grant that named
     /// the user, else `<host[:port]>/unidentified` — a placeholder that `unidentified(server:number:)`
     /// turns into an account of its own when it is stored.
-    package static func make(server: AuthorizationServer, userId: String?, username: String? = nil, clientId: String,
-                            obtainedBy: AuthType? = nil) -> String {
+    package static func make(
+        server: AuthorizationServer, userId: String?, username: String? = nil, clientId: String,
+        obtainedBy: AuthType? = nil
+    ) -> String {
         if obtainedBy == .clientCredentials { return "\(host(of: server))/client:\(clientId)" }
         if let userId { return "\(host(of: server))/\(userId)" }
         if let username { return "\(host(of: server))/user:\(username)" }

@@ -34,8 +34,10 @@ package enum RevocationRequest {
     ///   - tokenTypeHint: what kind of token it is (`token_type_hint`); `nil` leaves the parameter out.
     ///   - endpoint: the `revocation_endpoint` (RFC 8414 §2).
     ///   - client: the client the token was issued to.
-    package static func make(token: String, tokenTypeHint: TokenTypeHint?, endpoint: String,
-                            client: ClientConfiguration) -> HTTPRequest {
+    package static func make(
+        token: String, tokenTypeHint: TokenTypeHint?, endpoint: String,
+        client: ClientConfiguration
+    ) -> HTTPRequest {
         var parameters = [("token", token)]
         if let tokenTypeHint { parameters.append(("token_type_hint", tokenTypeHint.rawValue)) }
         return TokenRequest.post(to: endpoint, client: client, parameters: parameters)
@@ -80,8 +82,10 @@ package enum RevocationOutcome: Equatable, Sendable {
         }
         if response.status == 503 {
             let retry = response.headers["retry-after"].map { " (Retry-After: \($0))" } ?? ""
-            throw .invalidServerResponse(Problem("the revocation endpoint \(endpoint) is temporarily unavailable (HTTP 503)\(retry); the token may still be valid",
-                                                 remedy: .tryAgainLater))
+            throw .invalidServerResponse(
+                Problem(
+                    "the revocation endpoint \(endpoint) is temporarily unavailable (HTTP 503)\(retry); the token may still be valid",
+                    remedy: .tryAgainLater))
         }
         var message = "the revocation endpoint \(endpoint) answered HTTP \(response.status) with \(TokenResponse.describe(response))"
         if let error { message += " (\(error.summary))" }

@@ -51,8 +51,9 @@ package struct SFDXAuthURL: Sendable, Equatable {
         }
         if !instance.contains("://") { instance = "https://" + instance }
         try EndpointURL.requireSecure(instance, name: "instance in the SFDX auth URL")
-        self.init(clientId: String(parts[0]), clientSecret: parts[1].isEmpty ? nil : String(parts[1]),
-                  refreshToken: String(parts[2]), instanceURL: instance)
+        self.init(
+            clientId: String(parts[0]), clientSecret: parts[1].isEmpty ? nil : String(parts[1]),
+            refreshToken: String(parts[2]), instanceURL: instance)
     }
 
     /// Whether the instance is at one of Salesforce's own domains (`*.salesforce.com`,
@@ -64,8 +65,10 @@ package struct SFDXAuthURL: Sendable, Equatable {
     }
 
     /// Salesforce's domains for orgs, sandboxes, sites and its government and China clouds.
-    static let salesforceDomains = ["salesforce.com", "force.com", "site.com", "cloudforce.com", "database.com",
-                                    "salesforce-setup.com", "salesforce.mil", "sfcrmproducts.cn"]
+    static let salesforceDomains = [
+        "salesforce.com", "force.com", "site.com", "cloudforce.com", "database.com",
+        "salesforce-setup.com", "salesforce.mil", "sfcrmproducts.cn",
+    ]
 
     /// `force://client:secret:token@host` — the instance without `https://`, as `sf` writes it.
     package var text: String {

@@ -1,19 +1,21 @@
 extension SignInRecipe {
     /// The recipe of a sign-in with `client` and `grant`.
     package init(client: ClientConfiguration, grant: AuthType, username: String? = nil) {
-        self.init(grant: grant, scopes: client.scopes, callbackHost: client.redirect.host, callbackPort: client.redirect.port,
-                  callbackPath: client.redirect.path,
-                  parameters: client.additionalAuthorizationParameters.filter { $0.name != "prompt" }
-                      .map { Parameter(name: $0.name, value: $0.value) },
-                  username: username)
+        self.init(
+            grant: grant, scopes: client.scopes, callbackHost: client.redirect.host, callbackPort: client.redirect.port,
+            callbackPath: client.redirect.path,
+            parameters: client.additionalAuthorizationParameters.filter { $0.name != "prompt" }
+                .map { Parameter(name: $0.name, value: $0.value) },
+            username: username)
     }
 
     /// The client to sign in with again: the stored client id, these scopes, redirect and
     /// parameters, and `clientSecret` (from outside; never stored).
     package func client(clientId: String, clientSecret: String? = nil) -> ClientConfiguration {
-        ClientConfiguration(clientId: clientId, clientSecret: clientSecret, scopes: scopes,
-                            redirect: RedirectConfiguration(host: callbackHost, port: callbackPort, path: callbackPath),
-                            additionalAuthorizationParameters: parameters.map { AuthorizationParameter(name: $0.name, value: $0.value) })
+        ClientConfiguration(
+            clientId: clientId, clientSecret: clientSecret, scopes: scopes,
+            redirect: RedirectConfiguration(host: callbackHost, port: callbackPort, path: callbackPath),
+            additionalAuthorizationParameters: parameters.map { AuthorizationParameter(name: $0.name, value: $0.value) })
     }
 }
 
@@ -31,7 +33,8 @@ extension OAuthCredentials {
                 redirect.path = String(redirectURI[pathStart...])
             }
         }
-        return SignInRecipe(client: ClientConfiguration(clientId: clientId, scopes: scopes, redirect: redirect),
-                            grant: obtainedBy ?? .browser, username: jwtBearerRenewal?.subject ?? username)
+        return SignInRecipe(
+            client: ClientConfiguration(clientId: clientId, scopes: scopes, redirect: redirect),
+            grant: obtainedBy ?? .browser, username: jwtBearerRenewal?.subject ?? username)
     }
 }

@@ -2,28 +2,34 @@
 package enum TokenRequest {
     /// Exchanges an authorization code (RFC 6749 §4.1.3) with the PKCE verifier (RFC 7636 §4.5).
     package static func authorizationCode(_ response: AuthorizationResponse, for request: AuthorizationRequest) -> HTTPRequest {
-        post(to: request.server.tokenEndpoint, client: request.client, parameters: [
-            ("grant_type", "authorization_code"),
-            ("code", response.code),
-            ("redirect_uri", request.redirectURI),
-            ("code_verifier", request.pkce.verifier),
-        ])
+        post(
+            to: request.server.tokenEndpoint, client: request.client,
+            parameters: [
+                ("grant_type", "authorization_code"),
+                ("code", response.code),
+                ("redirect_uri", request.redirectURI),
+                ("code_verifier", request.pkce.verifier),
+            ])
     }
 
     /// Refreshes an access token (RFC 6749 §6).
     package static func refresh(refreshToken: String, tokenEndpoint: String, client: ClientConfiguration) -> HTTPRequest {
-        post(to: tokenEndpoint, client: client, parameters: [
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refreshToken),
-        ])
+        post(
+            to: tokenEndpoint, client: client,
+            parameters: [
+                ("grant_type", "refresh_token"),
+                ("refresh_token", refreshToken),
+            ])
     }
 
     /// A form POST. A public client identifies itself with `client_id` (§3.2.1); a confidential one
     /// adds `client_secret` in the body (§2.3.1), which every server we target accepts.
     /// `identifyClient: false` leaves out `client_id` when the grant itself names the client and
     /// there is no secret (a JWT bearer assertion's `iss`, RFC 7523 §3.1).
-    static func post(to endpoint: String, client: ClientConfiguration, parameters: [(String, String)],
-                     identifyClient: Bool = true) -> HTTPRequest {
+    static func post(
+        to endpoint: String, client: ClientConfiguration, parameters: [(String, String)],
+        identifyClient: Bool = true
+    ) -> HTTPRequest {
         var parameters = parameters
         if identifyClient || client.clientSecret != nil { parameters.append(("client_id", client.clientId)) }
         if let secret = client.clientSecret { parameters.append(("client_secret", secret)) }

@@ -24,9 +24,11 @@ package struct TokenResponse: Sendable, Equatable {
     package var signature: String?
 
     /// Creates a response from fields.
-    package init(accessToken: String, tokenType: String = "Bearer", expiresIn: Double? = nil, refreshToken: String? = nil,
-                scopes: [String]? = nil, idToken: String? = nil, instanceURL: String? = nil, identityURL: String? = nil,
-                issuedAt: Date? = nil, signature: String? = nil) {
+    package init(
+        accessToken: String, tokenType: String = "Bearer", expiresIn: Double? = nil, refreshToken: String? = nil,
+        scopes: [String]? = nil, idToken: String? = nil, instanceURL: String? = nil, identityURL: String? = nil,
+        issuedAt: Date? = nil, signature: String? = nil
+    ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.expiresIn = expiresIn
@@ -45,15 +47,18 @@ package struct TokenResponse: Sendable, Equatable {
         let json = JSONValue.parse(response.body)
         if (200..<300).contains(response.status) {
             guard let json, case .object = json else {
-                throw .invalidServerResponse("the token endpoint \(endpoint) answered HTTP \(response.status) with \(describe(response)) instead of a JSON object")
+                throw .invalidServerResponse(
+                    "the token endpoint \(endpoint) answered HTTP \(response.status) with \(describe(response)) instead of a JSON object")
             }
             return try TokenResponse(json: json)
         }
         if let error = serverError(in: response, json: json) {
             // A server that failed (5xx) or is overloaded did not judge the request: try again later.
             if response.status >= 500 || error.code == "temporarily_unavailable" {
-                throw .invalidServerResponse(Problem("the token endpoint \(endpoint) answered HTTP \(response.status) (\(error.summary))",
-                                                     remedy: .tryAgainLater))
+                throw .invalidServerResponse(
+                    Problem(
+                        "the token endpoint \(endpoint) answered HTTP \(response.status) (\(error.summary))",
+                        remedy: .tryAgainLater))
             }
             throw .tokenRequestRejected(error)
         }
@@ -83,7 +88,8 @@ package struct TokenResponse: Sendable, Equatable {
         }
         let tokenType = json["token_type"]?.stringValue ?? "Bearer"
         guard tokenType.lowercased() == "bearer" else {
-            throw .invalidServerResponse("the token type '\(TerminalText.escaped(String(tokenType.prefix(40))))' is not supported; only Bearer tokens are")
+            throw .invalidServerResponse(
+                "the token type '\(TerminalText.escaped(String(tokenType.prefix(40))))' is not supported; only Bearer tokens are")
         }
         var expiresIn: Double?
         if let value = json["expires_in"], value != .null {
@@ -122,7 +128,8 @@ package struct TokenResponse: Sendable, Equatable {
     /// answers, so the new one must be kept even when the rest of the answer is unusable.
     package static func rotatedRefreshToken(in response: HTTPResponse) -> String? {
         guard (200..<300).contains(response.status), let json = JSONValue.parse(response.body),
-              let token = refreshToken(in: json), isTokenText(token) else { return nil }
+            let token = refreshToken(in: json), isTokenText(token)
+        else { return nil }
         return token
     }
 
@@ -136,8 +143,9 @@ package struct TokenResponse: Sendable, Equatable {
     /// revocation endpoint, answer that way).
     static func serverError(in response: HTTPResponse, json: JSONValue?) -> OAuthServerError? {
         if let json, let code = json["error"]?.stringValue, !code.isEmpty {
-            return OAuthServerError(code: code, description: json["error_description"]?.stringValue,
-                                    uri: json["error_uri"]?.stringValue, httpStatus: response.status)
+            return OAuthServerError(
+                code: code, description: json["error_description"]?.stringValue,
+                uri: json["error_uri"]?.stringValue, httpStatus: response.status)
         }
         if response.mediaType == "application/x-www-form-urlencoded" {
             return formServerError(Substring(response.bodyText), status: response.status)
@@ -148,9 +156,11 @@ package struct TokenResponse: Sendable, Equatable {
     /// The error of a form-encoded body (`error=…&error_description=…`), if it names one.
     static func formServerError(_ text: Substring, status: Int) -> OAuthServerError? {
         guard let pairs = FormURLEncoding.parse(text), let code = pairs.first(where: { $0.name == "error" })?.value,
-              !code.isEmpty else { return nil }
-        return OAuthServerError(code: code, description: pairs.first(where: { $0.name == "error_description" })?.value,
-                                uri: pairs.first(where: { $0.name == "error_uri" })?.value, httpStatus: status)
+            !code.isEmpty
+        else { return nil }
+        return OAuthServerError(
+            code: code, description: pairs.first(where: { $0.name == "error_description" })?.value,
+            uri: pairs.first(where: { $0.name == "error_uri" })?.value, httpStatus: status)
     }
 
     /// A short description of a body for error messages, never its full content (it might hold secrets):

@@ -16,8 +16,10 @@ package struct UserIdentity: Sendable, Equatable, Codable {
     package var organizationId: String?
 
     /// Creates an identity from fields.
-    package init(userId: String? = nil, username: String? = nil, displayName: String? = nil, email: String? = nil,
-                organizationId: String? = nil) {
+    package init(
+        userId: String? = nil, username: String? = nil, displayName: String? = nil, email: String? = nil,
+        organizationId: String? = nil
+    ) {
         self.userId = userId
         self.username = username
         self.displayName = displayName
@@ -44,15 +46,17 @@ package struct UserIdentity: Sendable, Equatable, Codable {
         }
         switch flavor {
         case .standard:
-            self.init(userId: string("sub"), username: string("preferred_username"), displayName: name,
-                      email: string("email"))
+            self.init(
+                userId: string("sub"), username: string("preferred_username"), displayName: name,
+                email: string("email"))
         case .salesforce:
             let ids = (string("id") ?? string("sub")).flatMap(Salesforce.identity(fromIdentityURL:))
-            self.init(userId: string("user_id") ?? ids?.userId ?? string("sub"),
-                      username: string("username") ?? string("preferred_username"),
-                      displayName: string("display_name") ?? name,
-                      email: string("email"),
-                      organizationId: string("organization_id") ?? ids?.organizationId)
+            self.init(
+                userId: string("user_id") ?? ids?.userId ?? string("sub"),
+                username: string("username") ?? string("preferred_username"),
+                displayName: string("display_name") ?? name,
+                email: string("email"),
+                organizationId: string("organization_id") ?? ids?.organizationId)
         }
     }
 
@@ -64,8 +68,9 @@ package struct UserIdentity: Sendable, Equatable, Codable {
     ///   - endpoint: the `userinfo_endpoint` (OIDC Discovery §3), or Salesforce's identity URL (`id`).
     ///   - accessToken: the `access_token`.
     package static func request(endpoint: String, accessToken: String) -> HTTPRequest {
-        HTTPRequest(method: "GET", url: endpoint,
-                    headers: [("Authorization", "Bearer \(accessToken)"), ("Accept", "application/json")])
+        HTTPRequest(
+            method: "GET", url: endpoint,
+            headers: [("Authorization", "Bearer \(accessToken)"), ("Accept", "application/json")])
     }
 
     /// Interprets the userinfo endpoint's or identity URL's HTTP response.
@@ -88,7 +93,8 @@ package struct UserIdentity: Sendable, Equatable, Codable {
         let source = flavor == .salesforce ? "Salesforce's identity service" : "the userinfo endpoint"
         if (200..<300).contains(response.status) {
             guard let json = JSONValue.parse(response.body), case .object = json else {
-                throw .invalidServerResponse("\(source) answered HTTP \(response.status) with \(TokenResponse.describe(response)) instead of a JSON object")
+                throw .invalidServerResponse(
+                    "\(source) answered HTTP \(response.status) with \(TokenResponse.describe(response)) instead of a JSON object")
             }
             let identity = UserIdentity(json: json, flavor: flavor)
             guard identity.userId != nil else {
@@ -99,12 +105,17 @@ package struct UserIdentity: Sendable, Equatable, Codable {
         let error = bearerError(in: response)
         let detail = error.map { ": \($0.summary)" } ?? ""
         if error?.code == "insufficient_scope" {
-            throw .configuration("the access token was not granted the scope \(source) requires (HTTP \(response.status)\(detail)); sign in again requesting it (OpenID Connect userinfo needs the 'openid' scope)")
+            throw .configuration(
+                "the access token was not granted the scope \(source) requires (HTTP \(response.status)\(detail)); sign in again requesting it (OpenID Connect userinfo needs the 'openid' scope)"
+            )
         }
         if response.status == 401 || response.status == 403 {
-            throw .loginRequired("The server no longer accepts the access token (HTTP \(response.status)\(detail)): it has expired or was revoked. Refresh it, or sign in again.")
+            throw .loginRequired(
+                "The server no longer accepts the access token (HTTP \(response.status)\(detail)): it has expired or was revoked. Refresh it, or sign in again."
+            )
         }
-        throw .invalidServerResponse("\(source) answered HTTP \(response.status) with \(TokenResponse.describe(response))\(error.map { " (\($0.summary))" } ?? "")")
+        throw .invalidServerResponse(
+            "\(source) answered HTTP \(response.status) with \(TokenResponse.describe(response))\(error.map { " (\($0.summary))" } ?? "")")
     }
 
     /// Checks that this identity describes the user the tokens belong to (OIDC Core §5.3.2: the
@@ -116,7 +127,8 @@ package struct UserIdentity: Sendable, Equatable, Codable {
     package func requireUser(_ expectedUserId: String?, flavor: AuthorizationServer.Flavor) throws(OAuthError) {
         guard let expectedUserId, let userId, userId != expectedUserId else { return }
         if flavor == .salesforce, userId.count == 15 || expectedUserId.count == 15,
-           userId.prefix(15).lowercased() == expectedUserId.prefix(15).lowercased() {
+            userId.prefix(15).lowercased() == expectedUserId.prefix(15).lowercased()
+        {
             return
         }
         throw .invalidServerResponse("the identity returned is user '\(userId)', but the tokens belong to user '\(expectedUserId)'")
@@ -129,8 +141,9 @@ package struct UserIdentity: Sendable, Equatable, Codable {
         if let header = response.headers["www-authenticate"] {
             let parameters = challengeParameters(header)
             if let code = parameters["error"], !code.isEmpty {
-                return OAuthServerError(code: code, description: parameters["error_description"],
-                                        uri: parameters["error_uri"], httpStatus: response.status)
+                return OAuthServerError(
+                    code: code, description: parameters["error_description"],
+                    uri: parameters["error_uri"], httpStatus: response.status)
             }
         }
         let json = JSONValue.parse(response.body)
@@ -140,7 +153,8 @@ package struct UserIdentity: Sendable, Equatable, Codable {
         }
         let text = response.bodyText.trimmingEdges(of: " \t\r\n")
         if json == nil, !text.isEmpty, text.count <= 100, response.mediaType != "text/html",
-           text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-. ".contains($0)) }) {
+            text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-. ".contains($0)) })
+        {
             return OAuthServerError(code: text, httpStatus: response.status)
         }
         return nil

@@ -33,9 +33,11 @@ public struct AuthorizationServer: Sendable, Equatable, Codable {
     }
 
     /// Creates a server description from explicit endpoints.
-    public init(authorizationEndpoint: String, tokenEndpoint: String, revocationEndpoint: String? = nil,
-                userinfoEndpoint: String? = nil, issuer: String? = nil, jwksURI: String? = nil,
-                deviceAuthorizationEndpoint: String? = nil, flavor: Flavor = .standard) {
+    public init(
+        authorizationEndpoint: String, tokenEndpoint: String, revocationEndpoint: String? = nil,
+        userinfoEndpoint: String? = nil, issuer: String? = nil, jwksURI: String? = nil,
+        deviceAuthorizationEndpoint: String? = nil, flavor: Flavor = .standard
+    ) {
         self.authorizationEndpoint = authorizationEndpoint
         self.tokenEndpoint = tokenEndpoint
         self.revocationEndpoint = revocationEndpoint
@@ -50,8 +52,11 @@ public struct AuthorizationServer: Sendable, Equatable, Codable {
     /// (RFC 8252 §8.1 and our invariant: TLS always, except on this machine).
     public func validate() throws(OAuthError) {
         for (name, endpoint) in [("authorization endpoint", authorizationEndpoint), ("token endpoint", tokenEndpoint)]
-            + [("revocation endpoint", revocationEndpoint), ("userinfo endpoint", userinfoEndpoint), ("JWKS URI", jwksURI),
-               ("device authorization endpoint", deviceAuthorizationEndpoint)].compactMap({ pair in pair.1.map { (pair.0, $0) } }) {
+            + [
+                ("revocation endpoint", revocationEndpoint), ("userinfo endpoint", userinfoEndpoint), ("JWKS URI", jwksURI),
+                ("device authorization endpoint", deviceAuthorizationEndpoint),
+            ].compactMap({ pair in pair.1.map { (pair.0, $0) } })
+        {
             try EndpointURL.requireSecure(endpoint, name: name)
         }
     }
@@ -72,8 +77,9 @@ package enum EndpointURL {
     /// Splits an absolute http(s) URL; `nil` for anything else.
     package static func parts(of string: String) -> Parts? {
         guard let components = URLComponents(string: string),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              var host = components.host?.lowercased(), !host.isEmpty else { return nil }
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            var host = components.host?.lowercased(), !host.isEmpty
+        else { return nil }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         return Parts(scheme: scheme, host: host, port: components.port)
     }
@@ -97,7 +103,8 @@ package enum EndpointURL {
         guard parts.count == 4 else { return false }
         for part in parts {
             guard (1...3).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  part == "0" || !part.hasPrefix("0"), let value = Int(part), value <= 255 else { return false }
+                part == "0" || !part.hasPrefix("0"), let value = Int(part), value <= 255
+            else { return false }
         }
         return parts[0] == "127"
     }

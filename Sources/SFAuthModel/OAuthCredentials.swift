@@ -109,8 +109,10 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     public var displayLabel: String { alias ?? username ?? identifier }
 
     /// Credentials with the required fields; the others start empty (`nil`, or no scopes).
-    public init(identifier: String, server: AuthorizationServer, clientId: String, redirectURI: String,
-                accessToken: String, tokenType: String, issuedAt: Date) {
+    public init(
+        identifier: String, server: AuthorizationServer, clientId: String, redirectURI: String,
+        accessToken: String, tokenType: String, issuedAt: Date
+    ) {
         self.identifier = identifier
         self.server = server
         self.clientId = clientId

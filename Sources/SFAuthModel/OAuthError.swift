@@ -84,7 +84,7 @@ public enum OAuthError: Error, Sendable, Equatable {
     public var remedy: Remedy? {
         switch self {
         case .configuration(let problem), .loginRequired(let problem), .storage(let problem), .timedOut(_, let problem),
-             .invalidServerResponse(let problem):
+            .invalidServerResponse(let problem):
             return problem.remedy
         case .authorizationDenied(let error), .tokenRequestRejected(let error):
             return error.salesforceRefusal.map(Remedy.answerSalesforceRefusal)
@@ -146,7 +146,8 @@ extension OAuthError: CustomStringConvertible {
             }
             return taken + ". " + (advice?(.useAnotherCallbackPort) ?? Remedy.useAnotherCallbackPort.description)
         case .localFault(let message):
-            return "Local failure: \(Self.trimmingPeriod(message)). Try again; if it persists, check this machine's limits (open files, threads, memory)."
+            return
+                "Local failure: \(Self.trimmingPeriod(message)). Try again; if it persists, check this machine's limits (open files, threads, memory)."
         case .loginRequired(let problem):
             return Self.text(of: problem, advising: advice)
         case .storage(let problem):

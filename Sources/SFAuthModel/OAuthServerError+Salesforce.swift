@@ -13,11 +13,14 @@ public enum SalesforceRefusal: Sendable, Equatable {
     public var nextStep: String {
         switch self {
         case .appBlocked:
-            return "The connected app is blocked in this org: an administrator can unblock it (Setup, Connected Apps OAuth Usage), or sign in with your own connected app (another client id)."
+            return
+                "The connected app is blocked in this org: an administrator can unblock it (Setup, Connected Apps OAuth Usage), or sign in with your own connected app (another client id)."
         case .userNotApproved:
-            return "The connected app only admits users an administrator approved: ask one to add your profile or permission set to it (Manage Connected Apps, Permitted Users), or use another app (another client id)."
+            return
+                "The connected app only admits users an administrator approved: ask one to add your profile or permission set to it (Manage Connected Apps, Permitted Users), or use another app (another client id)."
         case .callbackNotRegistered:
-            return "The connected app does not list this callback: register it exactly (e.g. http://localhost:1717/OauthRedirect), or sign in with the port and callback path that are registered."
+            return
+                "The connected app does not list this callback: register it exactly (e.g. http://localhost:1717/OauthRedirect), or sign in with the port and callback path that are registered."
         case .unknownClientId:
             return "The org knows no connected app with this client id (a new app needs up to ten minutes to be usable): check the client id."
         }
@@ -32,7 +35,7 @@ extension OAuthServerError {
         case "oauth_app_blocked":
             return .appBlocked
         case "invalid_app_access" where description.contains("admin approved") || description.contains("not admin"),
-             _ where description.contains("not admin approved"):
+            _ where description.contains("not admin approved"):
             return .userNotApproved
         case "redirect_uri_mismatch":
             return .callbackNotRegistered

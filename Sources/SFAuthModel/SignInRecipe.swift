@@ -36,8 +36,10 @@ public struct SignInRecipe: Sendable, Equatable, Codable {
     }
 
     /// A recipe from its parts (the stored record's fields).
-    public init(grant: AuthType, scopes: [String], callbackHost: String, callbackPort: UInt16, callbackPath: String,
-                parameters: [Parameter], username: String?) {
+    public init(
+        grant: AuthType, scopes: [String], callbackHost: String, callbackPort: UInt16, callbackPath: String,
+        parameters: [Parameter], username: String?
+    ) {
         self.grant = grant
         self.scopes = scopes
         self.callbackHost = callbackHost

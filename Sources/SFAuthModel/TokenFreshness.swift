@@ -23,8 +23,9 @@ public struct TokenFreshness: Sendable, Equatable {
 
     /// The defaults, with the tool's `<PREFIX>_TOKEN_LEEWAY` and `<PREFIX>_ASSUMED_TOKEN_LIFETIME` applied.
     public init(settings: EnvironmentSettings) throws(OAuthError) {
-        self.init(leeway: try settings.tokenLeeway() ?? Self.defaultLeeway,
-                  assumedLifetime: try settings.assumedTokenLifetime() ?? Self.defaultAssumedLifetime)
+        self.init(
+            leeway: try settings.tokenLeeway() ?? Self.defaultLeeway,
+            assumedLifetime: try settings.assumedTokenLifetime() ?? Self.defaultAssumedLifetime)
     }
 
     /// Whether `credentials` can be used as they are at `now`: the server has not rejected them and

@@ -13,8 +13,10 @@ package struct AccountFiles: Sendable {
     /// for a write.
     package init(store: Directory, creatingAccounts: Bool = false) throws(FileFailure) {
         self.store = store
-        accounts = creatingAccounts ? try store.privateSubdirectory(CredentialFile.accountsDirectory)
-                                    : try store.subdirectory(CredentialFile.accountsDirectory)
+        accounts =
+            creatingAccounts
+            ? try store.privateSubdirectory(CredentialFile.accountsDirectory)
+            : try store.subdirectory(CredentialFile.accountsDirectory)
     }
 
     /// The bytes of the account's file (`CredentialFile`); `nil` when there is none.
@@ -65,7 +67,8 @@ package struct AccountFiles: Sendable {
         for identifier in listed {
             // A record that cannot be read, or no longer has the name, says the index is out of date.
             guard let bytes = try? record(of: identifier), let credentials = try? CredentialFile.decode(bytes),
-                  AccountNames.names(of: credentials).contains(name) else { return .unknown }
+                AccountNames.names(of: credentials).contains(name)
+            else { return .unknown }
             named.append((identifier, credentials))
         }
         named = AccountNames.preferringAliases(name, named)

@@ -210,7 +210,8 @@ package final class Directory: Sendable {
         for name in names {
             let parts = name.split(separator: ".")
             guard name.hasPrefix("."), name.hasSuffix(".tmp"), parts.count >= 4,
-                  let pid = pid_t(parts[parts.count - 3]), pid != getpid() else { continue }
+                let pid = pid_t(parts[parts.count - 3]), pid != getpid()
+            else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH { unlinkat(descriptor, name, 0) }
         }
     }

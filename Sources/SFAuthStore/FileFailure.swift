@@ -49,7 +49,8 @@ package enum StoreFailure: Error, Equatable, CustomStringConvertible {
         case .untrusted(let path, .ownedByAnotherUser(let owner, let user)):
             return "\(path) belongs to user id \(owner), not to you (\(user)); move it away"
         case .untrusted(let path, .writableByOthers(let mode)):
-            return "\(path) is writable by \(mode & 0o002 != 0 ? "everyone" : "its group") (mode \(String(mode, radix: 8))), so its files cannot be trusted; check them, then run `chmod 700 \(path)`"
+            return
+                "\(path) is writable by \(mode & 0o002 != 0 ? "everyone" : "its group") (mode \(String(mode, radix: 8))), so its files cannot be trusted; check them, then run `chmod 700 \(path)`"
         }
     }
 }

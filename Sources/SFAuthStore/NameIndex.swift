@@ -97,7 +97,9 @@ package struct NameIndex {
                 entries.subtract(removed.filter { Self.bucket(of: $0.name) == bucket })
                 entries.formUnion(added.filter { Self.bucket(of: $0.name) == bucket })
                 if entries.isEmpty {
-                    if unlinkat(names.descriptor, bucket, 0) != 0 && errno != ENOENT { throw FileFailure(operation: "cannot remove", path: names.child(bucket), code: errno) }
+                    if unlinkat(names.descriptor, bucket, 0) != 0 && errno != ENOENT {
+                        throw FileFailure(operation: "cannot remove", path: names.child(bucket), code: errno)
+                    }
                 } else {
                     // Synced: a stamp must never outlive a bucket's new name (see the type's comment).
                     try names.writeAtomically(Self.contents(of: entries), to: bucket, durably: !added.isEmpty)
@@ -118,8 +120,10 @@ package struct NameIndex {
     /// Writes the index afresh from every account's record: a new `names/` written aside, then
     /// renamed into place. `records` reads them, after `accounts`' time has been marked, so that a
     /// change made meanwhile leaves the new index stale rather than wrong.
-    package func rebuild(accounts: Directory,
-                         records: () throws(FileFailure) -> [(identifier: String, credentials: OAuthCredentials?)]) throws(FileFailure) {
+    package func rebuild(
+        accounts: Directory,
+        records: () throws(FileFailure) -> [(identifier: String, credentials: OAuthCredentials?)]
+    ) throws(FileFailure) {
         let time = try Self.mark(accounts)
         var buckets = [String: Set<Entry>]()
         for (identifier, credentials) in try records() {
@@ -127,7 +131,8 @@ package struct NameIndex {
                 buckets[Self.bucket(of: name), default: []].insert(Entry(name: name, identifier: identifier))
             }
         }
-        let fresh = Self.directoryName + ".new", old = Self.directoryName + ".old"
+        let fresh = Self.directoryName + ".new"
+        let old = Self.directoryName + ".old"
         store.removeSubdirectory(fresh)
         store.removeSubdirectory(old)
         let names = try store.privateSubdirectory(fresh)
@@ -149,8 +154,10 @@ package struct NameIndex {
     private static func mark(_ accounts: Directory) throws(FileFailure) -> timespec {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME_COARSE, &now)
-        let mark = now.tv_nsec > 0 ? timespec(tv_sec: now.tv_sec, tv_nsec: now.tv_nsec - 1)
-                                   : timespec(tv_sec: now.tv_sec - 1, tv_nsec: 999_999_999)
+        let mark =
+            now.tv_nsec > 0
+            ? timespec(tv_sec: now.tv_sec, tv_nsec: now.tv_nsec - 1)
+            : timespec(tv_sec: now.tv_sec - 1, tv_nsec: 999_999_999)
         try accounts.setModificationTime(mark)
         return mark
     }
@@ -176,8 +183,9 @@ package struct NameIndex {
         bytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
             let fields = line.split(separator: UInt8(ascii: " "))
             guard fields.count == 2,
-                  let name = FormURLEncoding.decode(Substring(decoding: fields[0], as: UTF8.self)),
-                  let identifier = FormURLEncoding.decode(Substring(decoding: fields[1], as: UTF8.self)) else { return nil }
+                let name = FormURLEncoding.decode(Substring(decoding: fields[0], as: UTF8.self)),
+                let identifier = FormURLEncoding.decode(Substring(decoding: fields[1], as: UTF8.self))
+            else { return nil }
             return Entry(name: name, identifier: identifier)
         }
     }

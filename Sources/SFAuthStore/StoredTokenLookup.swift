@@ -52,9 +52,10 @@ package enum StoredTokenLookup {
     package static func lookUp(account name: String?, settings: EnvironmentSettings, app: AppIdentity, now: Date) -> Outcome {
         if let supplied = settings.suppliedToken { return .usable(IssuedToken(supplied)) }
         guard accepts({ () throws(OAuthError) in _ = try settings.storageMode() }),
-              let path = try? settings.credentialsDirectory(app: app),
-              accepts({ () throws(OAuthError) in _ = try settings.httpTimeout() }),
-              let freshness = try? TokenFreshness(settings: settings) else { return .notFound(.refusedSetting) }
+            let path = try? settings.credentialsDirectory(app: app),
+            accepts({ () throws(OAuthError) in _ = try settings.httpTimeout() }),
+            let freshness = try? TokenFreshness(settings: settings)
+        else { return .notFound(.refusedSetting) }
         let opened: Directory?
         do { opened = try StoreDirectory.open(path) } catch .untrusted { return .notFound(.untrustedStore) } catch { return .notFound(.unreadable) }
         guard let store = opened else { return .notFound(.noStore) }

@@ -23,10 +23,12 @@ struct SFAuthCommand: ParsableCommand {
             9 a local failure (the login's listener could not get a socket, poll or a thread).
             """,
         version: "0.1.0",  // = the file VERSION; scripts/build-release refuses to build when they differ
-        subcommands: [LoginCommand.self, TokenCommand.self, AccountsCommand.self, UseCommand.self, WhoamiCommand.self,
-                      LogoutCommand.self, ConfigCommand.self, ExecCommand.self, RequestCommand.self,
-                      KubeCredentialCommand.self, KubeconfigCommand.self, GitCredentialCommand.self, SetupGitCommand.self,
-                      ExportCommand.self, DoctorCommand.self]
+        subcommands: [
+            LoginCommand.self, TokenCommand.self, AccountsCommand.self, UseCommand.self, WhoamiCommand.self,
+            LogoutCommand.self, ConfigCommand.self, ExecCommand.self, RequestCommand.self,
+            KubeCredentialCommand.self, KubeconfigCommand.self, GitCredentialCommand.self, SetupGitCommand.self,
+            ExportCommand.self, DoctorCommand.self,
+        ]
     )
 
     /// Parses `arguments`, runs the command in `context` and exits with the documented status.
@@ -35,7 +37,10 @@ struct SFAuthCommand: ParsableCommand {
     static func run(_ arguments: [String], in context: CommandContext) async -> Never {
         if let unknown = unknownCommand(arguments) {
             let meant = Spelling.suggestion(for: unknown, among: commandNames).map { " did you mean '\($0)'?" } ?? ""
-            fail(CommandFailure(usage: "there is no command '\(TerminalText.escaped(unknown))';\(meant) the commands are: \(commandNames.joined(separator: ", "))"))
+            fail(
+                CommandFailure(
+                    usage: "there is no command '\(TerminalText.escaped(unknown))';\(meant) the commands are: \(commandNames.joined(separator: ", "))"
+                ))
         }
         let command: ParsableCommand
         do {

@@ -23,7 +23,8 @@ enum HotCommand: Equatable {
             self = name == "token" ? .token(account: options.account) : .kubeCredential(account: options.account)
         case "git-credential":
             guard let options = Options(reading: &rest, allowingHosts: true), !options.hosts.isEmpty,
-                  rest.count == 1, let operation = rest.first, !operation.hasPrefix("-") else { return nil }
+                rest.count == 1, let operation = rest.first, !operation.hasPrefix("-")
+            else { return nil }
             self = .gitCredential(account: options.account, hosts: options.hosts, operation: operation)
         case "exec":
             guard let options = Options(reading: &rest, allowingHosts: false), rest.first == "--", rest.count > 1 else { return nil }

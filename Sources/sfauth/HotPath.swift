@@ -20,7 +20,8 @@ enum HotPath {
         case .kubeCredential(let account):
             // kubectl's request first, as the main program reads it: a malformed one is its to report.
             guard let request = try? ExecCredential.Request(environment: settings.environment),
-                  let token = usableToken(account, settings) else { return nil }
+                let token = usableToken(account, settings)
+            else { return nil }
             print(ExecCredential.render(apiVersion: request.apiVersion, token: token.accessToken, expiry: token.expiry))
         case .gitCredential(let account, let hostTexts, let operation):
             var hosts = [GitCredential.Host]()
@@ -31,16 +32,20 @@ enum HotPath {
             return answerGit(operation, hosts: hosts, account: account, settings)
         case .exec(let account, let command):
             guard let token = usableToken(account, settings) else { return nil }
-            CommandLauncher.become(command, environment: CommandEnvironment.forCommand(
-                with: token, from: settings.environment, secretVariables: settings.secretVariables))
+            CommandLauncher.become(
+                command,
+                environment: CommandEnvironment.forCommand(
+                    with: token, from: settings.environment, secretVariables: settings.secretVariables))
         }
         return ExitStatus.success.rawValue
     }
 
     /// git's `get` (the answer for one of `hosts`, nothing for another host) and `store` (nothing to
     /// do: sfauth keeps the token already); `nil` for anything else (`erase` renews a token).
-    private static func answerGit(_ operation: String, hosts: [GitCredential.Host], account: String?,
-                                  _ settings: EnvironmentSettings) -> Int32? {
+    private static func answerGit(
+        _ operation: String, hosts: [GitCredential.Host], account: String?,
+        _ settings: EnvironmentSettings
+    ) -> Int32? {
         switch operation {
         case "get":
             // Without --account, the main program decides whether the default account's token may go
@@ -49,8 +54,10 @@ enum HotPath {
             guard account != nil || settings.suppliedToken != nil, let token = usableToken(account, settings) else { return nil }
             let attributes = GitCredential.Attributes.readingStandardInput()
             if hosts.contains(where: { $0.matches(attributes) }) {
-                print(GitCredential.answer(username: token.username ?? GitCredential.defaultUsername, password: token.accessToken,
-                                           expiry: token.expiry), terminator: "")
+                print(
+                    GitCredential.answer(
+                        username: token.username ?? GitCredential.defaultUsername, password: token.accessToken,
+                        expiry: token.expiry), terminator: "")
             }
         case "store":
             _ = GitCredential.Attributes.readingStandardInput()

@@ -9,10 +9,12 @@ struct ExecCredentialTests {
         #expect(try ExecCredential.Request(environment: [:]) == ExecCredential.Request())
         #expect(try ExecCredential.Request(environment: ["KUBERNETES_EXEC_INFO": "  "]) == ExecCredential.Request())
         let v1beta1 = #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","spec":{"interactive":false}}"#
-        #expect(try ExecCredential.Request(environment: ["KUBERNETES_EXEC_INFO": v1beta1])
-            == ExecCredential.Request(apiVersion: "client.authentication.k8s.io/v1beta1", interactive: false))
-        #expect(try ExecCredential.Request(environment: ["KUBERNETES_EXEC_INFO": #"{"spec":{"interactive":true}}"#])
-            == ExecCredential.Request(interactive: true))
+        #expect(
+            try ExecCredential.Request(environment: ["KUBERNETES_EXEC_INFO": v1beta1])
+                == ExecCredential.Request(apiVersion: "client.authentication.k8s.io/v1beta1", interactive: false))
+        #expect(
+            try ExecCredential.Request(environment: ["KUBERNETES_EXEC_INFO": #"{"spec":{"interactive":true}}"#])
+                == ExecCredential.Request(interactive: true))
     }
 
     @Test(arguments: ["{", "[]", #"{"apiVersion":"client.authentication.k8s.io/v2"}"#, #"{"apiVersion":7}"#])
@@ -22,24 +24,28 @@ struct ExecCredentialTests {
     }
 
     @Test func theCredentialIsOneLineOfSortedJSON() {
-        #expect(ExecCredential.render(apiVersion: "client.authentication.k8s.io/v1", token: "a/b\"c", expiry: Date(timeIntervalSince1970: 1_700_000_000))
-            == #"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{},"status":{"expirationTimestamp":"2023-11-14T22:13:20Z","token":"a/b\"c"}}"#)
-        #expect(ExecCredential.render(apiVersion: "client.authentication.k8s.io/v1", token: "t", expiry: nil)
-            == #"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{},"status":{"token":"t"}}"#)
+        #expect(
+            ExecCredential.render(apiVersion: "client.authentication.k8s.io/v1", token: "a/b\"c", expiry: Date(timeIntervalSince1970: 1_700_000_000))
+                == #"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{},"status":{"expirationTimestamp":"2023-11-14T22:13:20Z","token":"a/b\"c"}}"#
+        )
+        #expect(
+            ExecCredential.render(apiVersion: "client.authentication.k8s.io/v1", token: "t", expiry: nil)
+                == #"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","spec":{},"status":{"token":"t"}}"#)
     }
 
     @Test func theKubeconfigStanzaRunsThisProgram() {
-        #expect(ExecCredential.kubeconfigExecStanza(command: "/usr/bin/sfauth", arguments: ["kube-credential", "--account", "wo\"rk"], indent: 2) == """
-              exec:
-                apiVersion: client.authentication.k8s.io/v1
-                command: "/usr/bin/sfauth"
-                args:
-                - "kube-credential"
-                - "--account"
-                - "wo\\"rk"
-                interactiveMode: IfAvailable
-                provideClusterInfo: false
-            """)
+        #expect(
+            ExecCredential.kubeconfigExecStanza(command: "/usr/bin/sfauth", arguments: ["kube-credential", "--account", "wo\"rk"], indent: 2) == """
+                  exec:
+                    apiVersion: client.authentication.k8s.io/v1
+                    command: "/usr/bin/sfauth"
+                    args:
+                    - "kube-credential"
+                    - "--account"
+                    - "wo\\"rk"
+                    interactiveMode: IfAvailable
+                    provideClusterInfo: false
+                """)
     }
 }
 
@@ -68,16 +74,19 @@ struct ExecCredentialEncodingTests {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let expiry = Date(timeIntervalSince1970: 1_700_000_000)
         for (date, status) in [(expiry, ["token": token, "expirationTimestamp": "2023-11-14T22:13:20Z"]), (nil, ["token": token])] {
-            let expected = String(decoding: try encoder.encode(Wire(apiVersion: "client.authentication.k8s.io/v1beta1", status: status)), as: UTF8.self)
+            let expected = String(
+                decoding: try encoder.encode(Wire(apiVersion: "client.authentication.k8s.io/v1beta1", status: status)), as: UTF8.self)
             #expect(ExecCredential.render(apiVersion: "client.authentication.k8s.io/v1beta1", token: token, expiry: date) == expected)
         }
     }
 
     @Test func theSetCredentialsCommandQuotesOnlyWhatTheShellWouldRead() {
-        let line = ExecCredential.setCredentialsCommand(user: "it's me", command: "/usr/bin/sfauth",
-                                                        arguments: ["kube-credential", "--account", "idp.example/a b"])
-        #expect(line == "kubectl config set-credentials 'it'\\''s me' --exec-api-version=client.authentication.k8s.io/v1 "
-            + "--exec-command=/usr/bin/sfauth --exec-arg=kube-credential --exec-arg=--account '--exec-arg=idp.example/a b' "
-            + "--exec-interactive-mode=IfAvailable")
+        let line = ExecCredential.setCredentialsCommand(
+            user: "it's me", command: "/usr/bin/sfauth",
+            arguments: ["kube-credential", "--account", "idp.example/a b"])
+        #expect(
+            line == "kubectl config set-credentials 'it'\\''s me' --exec-api-version=client.authentication.k8s.io/v1 "
+                + "--exec-command=/usr/bin/sfauth --exec-arg=kube-credential --exec-arg=--account '--exec-arg=idp.example/a b' "
+                + "--exec-interactive-mode=IfAvailable")
     }
 }

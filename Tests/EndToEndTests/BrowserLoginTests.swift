@@ -43,9 +43,10 @@ import Testing
         #expect(report["page_text"]?.stringValue?.contains("signed in") == true)
 
         // The server accepts the access token.
-        let userinfo = try await CurlHTTPClient().send(HTTPRequest(
-            method: "GET", url: try env.value("SFAUTH_TEST_USERINFO_URL"),
-            headers: [("Authorization", "Bearer \(credentials.accessToken)")]))
+        let userinfo = try await CurlHTTPClient().send(
+            HTTPRequest(
+                method: "GET", url: try env.value("SFAUTH_TEST_USERINFO_URL"),
+                headers: [("Authorization", "Bearer \(credentials.accessToken)")]))
         #expect(userinfo.status == 200)
         let claims = try #require(JSONValue.parse(userinfo.body))
         #expect(claims["sub"]?.stringValue == credentials.userId)
@@ -82,8 +83,9 @@ import Testing
         let env = try TestEnvironment()
         let delegate = RecordingDelegate(presentation: .handledByDelegate)
         let coordinator = OAuthCoordinator(
-            configuration: .init(server: try env.server, client: ClientConfiguration(clientId: try env.value("SFAUTH_TEST_CLIENT_ID")),
-                                 timeout: .seconds(1), browserLauncher: nil),
+            configuration: .init(
+                server: try env.server, client: ClientConfiguration(clientId: try env.value("SFAUTH_TEST_CLIENT_ID")),
+                timeout: .seconds(1), browserLauncher: nil),
             delegate: delegate)
 
         let started = Date()
@@ -103,8 +105,9 @@ import Testing
         let env = try TestEnvironment()
         let delegate = RecordingDelegate(presentation: .handledByDelegate)
         let coordinator = OAuthCoordinator(
-            configuration: .init(server: try env.server, client: ClientConfiguration(clientId: try env.value("SFAUTH_TEST_CLIENT_ID")),
-                                 timeout: .seconds(60), browserLauncher: nil),
+            configuration: .init(
+                server: try env.server, client: ClientConfiguration(clientId: try env.value("SFAUTH_TEST_CLIENT_ID")),
+                timeout: .seconds(60), browserLauncher: nil),
             delegate: delegate)
         let task = Task { try await coordinator.authenticate() }
         try await Task.sleep(for: .milliseconds(300))
@@ -121,7 +124,8 @@ import Testing
 
     private func redirectURI(in url: String) -> String? {
         guard let query = url.split(separator: "?", maxSplits: 1).last,
-              let pairs = FormURLEncoding.parse(query) else { return nil }
+            let pairs = FormURLEncoding.parse(query)
+        else { return nil }
         return pairs.first(where: { $0.name == "redirect_uri" })?.value
     }
 }

@@ -27,10 +27,11 @@ import Testing
 
     func coordinator(server: AuthorizationServer? = nil, log: String = "browser.json") throws -> OAuthCoordinator {
         OAuthCoordinator(
-            configuration: .init(server: try server ?? self.server,
-                                 client: ClientConfiguration(clientId: try env.value("SFAUTH_TEST_CLIENT_ID"), scopes: ["openid", "profile"]),
-                                 timeout: .seconds(60),
-                                 browserLauncher: SystemBrowserLauncher(environment: try env.browserEnvironment(log: directory + "/" + log))),
+            configuration: .init(
+                server: try server ?? self.server,
+                client: ClientConfiguration(clientId: try env.value("SFAUTH_TEST_CLIENT_ID"), scopes: ["openid", "profile"]),
+                timeout: .seconds(60),
+                browserLauncher: SystemBrowserLauncher(environment: try env.browserEnvironment(log: directory + "/" + log))),
             delegate: nil, store: store)
     }
 
@@ -51,7 +52,7 @@ import Testing
         let appliedBefore = try await controls.applied("es256")
         try await controls.arm("es256")
         let credentials = try await coordinator().authenticate()
-        #expect(try await controls.applied("es256") == appliedBefore + 1)     // the token really was re-signed with the EC key
+        #expect(try await controls.applied("es256") == appliedBefore + 1)  // the token really was re-signed with the EC key
         #expect(credentials.userId == "1")
         #expect(try store.loadDefault() == credentials)
     }
@@ -61,14 +62,14 @@ import Testing
         let coordinator = try coordinator()
         try await controls.arm("normal")
         let before = try await controls.keySetRequests()
-        _ = try await coordinator.authenticate()                          // fetches the JWKS and caches it
+        _ = try await coordinator.authenticate()  // fetches the JWKS and caches it
         #expect(try await controls.keySetRequests() == before + 1)
 
         let rotationsBefore = try await controls.applied("rotate")
-        try await controls.arm("rotate")                                  // the next token: a key the cache lacks
+        try await controls.arm("rotate")  // the next token: a key the cache lacks
         let credentials = try await coordinator.authenticate()
         #expect(try await controls.applied("rotate") == rotationsBefore + 1)
-        #expect(try await controls.keySetRequests() == before + 2)       // exactly one refetch
+        #expect(try await controls.keySetRequests() == before + 2)  // exactly one refetch
         #expect(try store.loadDefault() == credentials)
     }
 
@@ -131,8 +132,8 @@ import Testing
         try await controls.arm("normal")
         #expect(error?.description.contains("in the refresh response, the ID token's signature does not verify") == true)
         let kept = try #require(try store.loadDefault())
-        #expect(kept.accessToken == signedIn.accessToken)   // the refused response's access token is not handed out
-        #expect(kept.refreshToken != signedIn.refreshToken) // but its rotated refresh token is kept
+        #expect(kept.accessToken == signedIn.accessToken)  // the refused response's access token is not handed out
+        #expect(kept.refreshToken != signedIn.refreshToken)  // but its rotated refresh token is kept
         #expect(kept.idToken == signedIn.idToken)
 
         // The rotated refresh token was stored: refreshing again works (the retired one would have
@@ -156,9 +157,10 @@ struct IDTokenControls {
     func arm(_ mode: String, clientId: String? = nil) async throws {
         var fields = [("mode", mode)]
         if let clientId { fields.append(("client_id", clientId)) }
-        let response = try await CurlHTTPClient().send(HTTPRequest(
-            method: "POST", url: url, headers: [("Content-Type", "application/x-www-form-urlencoded")],
-            body: Array(FormURLEncoding.encode(fields).utf8)))
+        let response = try await CurlHTTPClient().send(
+            HTTPRequest(
+                method: "POST", url: url, headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                body: Array(FormURLEncoding.encode(fields).utf8)))
         guard response.status == 200 else { throw SetupError("POST \(url) mode=\(mode): HTTP \(response.status) \(response.bodyText)") }
     }
 

@@ -1,7 +1,7 @@
 import Foundation
+import Glibc
 import SFAuth
 import Testing
-import Glibc
 
 /// `TokenRevoker` and `IdentityFetcher` against the real test server (django-oauth-toolkit) with
 /// tokens from a real browser login, and against a small loopback server that answers the way
@@ -29,9 +29,10 @@ import Glibc
         // The resource no longer accepts the access token …
         #expect(try await resourceStatus(env, token: credentials.accessToken) == 401)
         // … and the token endpoint no longer accepts the refresh token.
-        let refresh = try await CurlHTTPClient().send(TokenRequest.refresh(
-            refreshToken: refreshToken, tokenEndpoint: try env.value("SFAUTH_TEST_TOKEN_URL"),
-            client: ClientConfiguration(clientId: credentials.clientId)))
+        let refresh = try await CurlHTTPClient().send(
+            TokenRequest.refresh(
+                refreshToken: refreshToken, tokenEndpoint: try env.value("SFAUTH_TEST_TOKEN_URL"),
+                client: ClientConfiguration(clientId: credentials.clientId)))
         #expect(refresh.status == 400)
         let refreshError = #expect(throws: OAuthError.self) { try TokenResponse.decode(refresh, endpoint: "token endpoint") }
         guard case .tokenRequestRejected(let serverError)? = refreshError else {
@@ -53,8 +54,11 @@ import Glibc
         let fetcher = IdentityFetcher(httpClient: CurlHTTPClient())
 
         let identity = try await fetcher.fetch(for: credentials)
-        #expect(identity == UserIdentity(userId: "1", username: try env.value("SFAUTH_TEST_USERNAME"),
-                                         displayName: "Alice Example", email: "alice@example.test"))
+        #expect(
+            identity
+                == UserIdentity(
+                    userId: "1", username: try env.value("SFAUTH_TEST_USERNAME"),
+                    displayName: "Alice Example", email: "alice@example.test"))
         #expect(identity.userId == credentials.userId)
 
         // Salesforce flavor asks the identity URL (here: pointed at the same userinfo endpoint).
@@ -108,9 +112,10 @@ import Glibc
 
     @Test func unreachableRevocationEndpointIsReportedNotThrown() async throws {
         let port = try closedPort()
-        let credentials = fakeCredentials(server: AuthorizationServer(
-            authorizationEndpoint: "http://127.0.0.1:\(port)/authorize", tokenEndpoint: "http://127.0.0.1:\(port)/token",
-            revocationEndpoint: "http://127.0.0.1:\(port)/revoke", userinfoEndpoint: "http://127.0.0.1:\(port)/userinfo"))
+        let credentials = fakeCredentials(
+            server: AuthorizationServer(
+                authorizationEndpoint: "http://127.0.0.1:\(port)/authorize", tokenEndpoint: "http://127.0.0.1:\(port)/token",
+                revocationEndpoint: "http://127.0.0.1:\(port)/revoke", userinfoEndpoint: "http://127.0.0.1:\(port)/userinfo"))
 
         let report = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials, keptIn: nil)
         guard case .failed(.network(let message))? = report.status(of: .refreshToken) else {
@@ -133,21 +138,24 @@ import Glibc
     }
 
     @Test func noRevocationEndpointMeansNothingIsSent() async throws {
-        let credentials = fakeCredentials(server: AuthorizationServer(
-            authorizationEndpoint: "https://idp.example/authorize", tokenEndpoint: "https://idp.example/token"))
+        let credentials = fakeCredentials(
+            server: AuthorizationServer(
+                authorizationEndpoint: "https://idp.example/authorize", tokenEndpoint: "https://idp.example/token"))
         let report = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials, keptIn: nil)
         #expect(report == RevocationReport(endpoint: nil, entries: []))
         #expect(report.summary == "the server has no revocation endpoint; the tokens were only forgotten locally")
 
-        await #expect(throws: OAuthError.configuration("https://idp.example/token has no userinfo endpoint, so who is signed in cannot be looked up")) {
+        await #expect(throws: OAuthError.configuration("https://idp.example/token has no userinfo endpoint, so who is signed in cannot be looked up"))
+        {
             try await IdentityFetcher(httpClient: CurlHTTPClient()).fetch(for: credentials)
         }
     }
 
     @Test func plainHTTPToAnotherHostIsRefusedBeforeSending() async throws {
-        let credentials = fakeCredentials(server: AuthorizationServer(
-            authorizationEndpoint: "https://idp.example/authorize", tokenEndpoint: "https://idp.example/token",
-            revocationEndpoint: "http://idp.example/revoke", userinfoEndpoint: "http://idp.example/userinfo"))
+        let credentials = fakeCredentials(
+            server: AuthorizationServer(
+                authorizationEndpoint: "https://idp.example/authorize", tokenEndpoint: "https://idp.example/token",
+                revocationEndpoint: "http://idp.example/revoke", userinfoEndpoint: "http://idp.example/userinfo"))
         let report = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials, keptIn: nil)
         guard case .failed(.configuration)? = report.status(of: .refreshToken) else {
             Issue.record("expected a configuration failure, got \(report.entries)")
@@ -169,8 +177,11 @@ import Glibc
         }
         task.cancel()
         let report = await task.value
-        #expect(report.entries == [.init(token: .refreshToken, status: .failed(.cancelled)),
-                                   .init(token: .accessToken, status: .notAttempted)])
+        #expect(
+            report.entries == [
+                .init(token: .refreshToken, status: .failed(.cancelled)),
+                .init(token: .accessToken, status: .notAttempted),
+            ])
         #expect(report.summary.hasPrefix("revocation at 127.0.0.1:"))
         #expect(report.summary.hasSuffix(" was cancelled; the tokens were only forgotten locally"))
     }
@@ -186,30 +197,41 @@ import Glibc
             server: server, client: ClientConfiguration(clientId: "PlatformCLI", redirect: Salesforce.defaultRedirect),
             redirectURI: "http://localhost:1717/OauthRedirect", state: "s", pkce: PKCE(verifier: String(repeating: "v", count: 43)), nonce: nil)
         let credentials = OAuthCredentials(
-            response: TokenResponse(accessToken: SalesforceShapedServer.accessToken, refreshToken: SalesforceShapedServer.refreshToken,
-                                    scopes: ["refresh_token", "api", "web"], instanceURL: "https://acme.my.salesforce.com",
-                                    identityURL: "\(base)/id/00D5g000004ExAmEAK/0055g00000AbCdEAAV"),
+            response: TokenResponse(
+                accessToken: SalesforceShapedServer.accessToken, refreshToken: SalesforceShapedServer.refreshToken,
+                scopes: ["refresh_token", "api", "web"], instanceURL: "https://acme.my.salesforce.com",
+                identityURL: "\(base)/id/00D5g000004ExAmEAK/0055g00000AbCdEAAV"),
             request: request, now: Date())
         #expect(credentials.userId == "0055g00000AbCdEAAV")
 
         let fetcher = IdentityFetcher(httpClient: CurlHTTPClient())
-        #expect(try await fetcher.fetch(for: credentials) == UserIdentity(
-            userId: "0055g00000AbCdEAAV", username: "alan.van@acme.example", displayName: "Alan Van",
-            email: "alan.van@acme.example", organizationId: "00D5g000004ExAmEAK"))
+        #expect(
+            try await fetcher.fetch(for: credentials)
+                == UserIdentity(
+                    userId: "0055g00000AbCdEAAV", username: "alan.van@acme.example", displayName: "Alan Van",
+                    email: "alan.van@acme.example", organizationId: "00D5g000004ExAmEAK"))
 
         // Revoking the refresh token ends the access token; the access token's revocation then gets
         // Salesforce's form-encoded 400, which counts as "already invalid".
         let report = await TokenRevoker(httpClient: CurlHTTPClient()).revoke(credentials, keptIn: nil)
-        #expect(report.entries == [
-            .init(token: .refreshToken, status: .revoked),
-            .init(token: .accessToken, status: .alreadyInvalid(OAuthServerError(
-                code: "unsupported_token_type", description: "this token type is not supported", httpStatus: 400))),
-        ])
+        #expect(
+            report.entries == [
+                .init(token: .refreshToken, status: .revoked),
+                .init(
+                    token: .accessToken,
+                    status: .alreadyInvalid(
+                        OAuthServerError(
+                            code: "unsupported_token_type", description: "this token type is not supported", httpStatus: 400))),
+            ])
         #expect(report.summary == "revoked the refresh token at 127.0.0.1:\(fixture.port)")
         #expect(fixture.requests().contains("POST /services/oauth2/revoke token=5Aep861.RT&token_type_hint=refresh_token&client_id=PlatformCLI"))
 
         // The identity URL now answers 403 Bad_OAuth_Token: the token is no longer accepted.
-        await #expect(throws: OAuthError.loginRequired("The server no longer accepts the access token (HTTP 403: Bad_OAuth_Token): it has expired or was revoked. Refresh it, or sign in again.")) {
+        await #expect(
+            throws: OAuthError.loginRequired(
+                "The server no longer accepts the access token (HTTP 403: Bad_OAuth_Token): it has expired or was revoked. Refresh it, or sign in again."
+            )
+        ) {
             try await fetcher.fetch(for: credentials)
         }
     }
@@ -233,16 +255,20 @@ import Glibc
 
     /// The status the protected resource `/api/me` answers for a bearer token.
     private func resourceStatus(_ env: TestEnvironment, token: String) async throws -> Int {
-        try await CurlHTTPClient().send(HTTPRequest(
-            method: "GET", url: try env.value("SFAUTH_TEST_RESOURCE_URL"), headers: [("Authorization", "Bearer \(token)")])).status
+        try await CurlHTTPClient().send(
+            HTTPRequest(
+                method: "GET", url: try env.value("SFAUTH_TEST_RESOURCE_URL"), headers: [("Authorization", "Bearer \(token)")])
+        ).status
     }
 
     private func fakeCredentials(server: AuthorizationServer) -> OAuthCredentials {
-        let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "sfauth-public"),
-                                           redirectURI: "http://127.0.0.1:1/callback", state: "s",
-                                           pkce: PKCE(verifier: String(repeating: "v", count: 43)), nonce: nil)
-        return OAuthCredentials(response: TokenResponse(accessToken: "access-not-issued", refreshToken: "refresh-not-issued"),
-                                request: request, now: Date())
+        let request = AuthorizationRequest(
+            server: server, client: ClientConfiguration(clientId: "sfauth-public"),
+            redirectURI: "http://127.0.0.1:1/callback", state: "s",
+            pkce: PKCE(verifier: String(repeating: "v", count: 43)), nonce: nil)
+        return OAuthCredentials(
+            response: TokenResponse(accessToken: "access-not-issued", refreshToken: "refresh-not-issued"),
+            request: request, now: Date())
     }
 
     /// A loopback port nobody listens on: bound, then closed.
@@ -280,48 +306,48 @@ final class SalesforceShapedServer: @unchecked Sendable {
     private let log: String
 
     static let script = #"""
-import json, sys, threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qsl
-ACCESS, REFRESH, LOG = sys.argv[1], sys.argv[2], sys.argv[3]
-valid = {ACCESS, REFRESH}
-identity = {"id": "", "asserted_user": True, "user_id": "0055g00000AbCdEAAV", "organization_id": "00D5g000004ExAmEAK",
-            "username": "alan.van@acme.example", "nick_name": "alan.van", "display_name": "Alan Van",
-            "email": "alan.van@acme.example", "email_verified": True, "first_name": "Alan", "last_name": "Van",
-            "active": True, "user_type": "STANDARD", "language": "en_US", "locale": "en_US", "utcOffset": -28800000}
-class H(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def log_message(self, *a): pass
-    def answer(self, status, body, ctype):
-        data = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
-        with open(LOG, "a") as f: f.write("POST %s %s\n" % (self.path, body))
-        if self.path != "/services/oauth2/revoke": return self.answer(404, "Bad_Id", "text/plain")
-        token = dict(parse_qsl(body)).get("token", "")
-        if token not in valid:
-            return self.answer(400, "error=unsupported_token_type&error_description=this%20token%20type%20is%20not%20supported",
-                               "application/x-www-form-urlencoded;charset=UTF-8")
-        valid.discard(token)
-        if token == REFRESH: valid.discard(ACCESS)
-        self.answer(200, "", "text/plain")
-    def do_GET(self):
-        with open(LOG, "a") as f: f.write("GET %s\n" % self.path)
-        if not self.path.startswith("/id/"): return self.answer(404, "Bad_Id", "text/plain")
-        if self.headers.get("Authorization", "") != "Bearer " + ACCESS or ACCESS not in valid:
-            return self.answer(403, "Bad_OAuth_Token", "text/plain;charset=UTF-8")
-        identity["id"] = "https://login.salesforce.com" + self.path
-        self.answer(200, json.dumps(identity), "application/json;charset=UTF-8")
-server = ThreadingHTTPServer(("127.0.0.1", 0), H)
-print(server.server_address[1], flush=True)
-threading.Thread(target=server.serve_forever, daemon=True).start()
-sys.stdin.read()
-"""#
+        import json, sys, threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import parse_qsl
+        ACCESS, REFRESH, LOG = sys.argv[1], sys.argv[2], sys.argv[3]
+        valid = {ACCESS, REFRESH}
+        identity = {"id": "", "asserted_user": True, "user_id": "0055g00000AbCdEAAV", "organization_id": "00D5g000004ExAmEAK",
+                    "username": "alan.van@acme.example", "nick_name": "alan.van", "display_name": "Alan Van",
+                    "email": "alan.van@acme.example", "email_verified": True, "first_name": "Alan", "last_name": "Van",
+                    "active": True, "user_type": "STANDARD", "language": "en_US", "locale": "en_US", "utcOffset": -28800000}
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def log_message(self, *a): pass
+            def answer(self, status, body, ctype):
+                data = body.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                with open(LOG, "a") as f: f.write("POST %s %s\n" % (self.path, body))
+                if self.path != "/services/oauth2/revoke": return self.answer(404, "Bad_Id", "text/plain")
+                token = dict(parse_qsl(body)).get("token", "")
+                if token not in valid:
+                    return self.answer(400, "error=unsupported_token_type&error_description=this%20token%20type%20is%20not%20supported",
+                                       "application/x-www-form-urlencoded;charset=UTF-8")
+                valid.discard(token)
+                if token == REFRESH: valid.discard(ACCESS)
+                self.answer(200, "", "text/plain")
+            def do_GET(self):
+                with open(LOG, "a") as f: f.write("GET %s\n" % self.path)
+                if not self.path.startswith("/id/"): return self.answer(404, "Bad_Id", "text/plain")
+                if self.headers.get("Authorization", "") != "Bearer " + ACCESS or ACCESS not in valid:
+                    return self.answer(403, "Bad_OAuth_Token", "text/plain;charset=UTF-8")
+                identity["id"] = "https://login.salesforce.com" + self.path
+                self.answer(200, json.dumps(identity), "application/json;charset=UTF-8")
+        server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        print(server.server_address[1], flush=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        sys.stdin.read()
+        """#
 
     init() throws {
         log = FileManager.default.temporaryDirectory.path + "/sfauth-sf-shaped-\(UUID().uuidString).log"

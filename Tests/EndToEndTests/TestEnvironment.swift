@@ -22,10 +22,11 @@ struct TestEnvironment {
 
     var server: AuthorizationServer {
         get throws {
-            AuthorizationServer(authorizationEndpoint: try value("SFAUTH_TEST_AUTHORIZE_URL"),
-                                tokenEndpoint: try value("SFAUTH_TEST_TOKEN_URL"),
-                                userinfoEndpoint: try value("SFAUTH_TEST_USERINFO_URL"),
-                                issuer: try value("SFAUTH_TEST_ISSUER"))
+            AuthorizationServer(
+                authorizationEndpoint: try value("SFAUTH_TEST_AUTHORIZE_URL"),
+                tokenEndpoint: try value("SFAUTH_TEST_TOKEN_URL"),
+                userinfoEndpoint: try value("SFAUTH_TEST_USERINFO_URL"),
+                issuer: try value("SFAUTH_TEST_ISSUER"))
         }
     }
 
@@ -34,8 +35,10 @@ struct TestEnvironment {
     func browserEnvironment(action: String = "approve", forge: Bool = false, log: String) throws -> [String: String] {
         var environment = variables
         // No desktop: xdg-open then runs $BROWSER.
-        for name in ["DISPLAY", "WAYLAND_DISPLAY", "XDG_CURRENT_DESKTOP", "DESKTOP_SESSION", "KDE_FULL_SESSION",
-                     "GNOME_DESKTOP_SESSION_ID", "MATE_DESKTOP_SESSION_ID"] {
+        for name in [
+            "DISPLAY", "WAYLAND_DISPLAY", "XDG_CURRENT_DESKTOP", "DESKTOP_SESSION", "KDE_FULL_SESSION",
+            "GNOME_DESKTOP_SESSION_ID", "MATE_DESKTOP_SESSION_ID",
+        ] {
             environment[name] = nil
         }
         environment["BROWSER"] = try value("SFAUTH_TEST_BROWSER")
@@ -57,7 +60,8 @@ struct TestEnvironment {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if let data = FileManager.default.contents(atPath: path), let json = JSONValue.parse(Array(data)),
-               case .object(let members) = json {
+                case .object(let members) = json
+            {
                 return members
             }
             try await Task.sleep(for: .milliseconds(100))
@@ -90,15 +94,19 @@ final class RecordingDelegate: OAuthCoordinatorDelegate, @unchecked Sendable {
         record("willBegin(\(info.authType))")
     }
 
-    func oauthCoordinator(_ coordinator: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String,
-                          info: AuthInfo) -> BrowserPresentation {
+    func oauthCoordinator(
+        _ coordinator: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String,
+        info: AuthInfo
+    ) -> BrowserPresentation {
         lock.withLock { authorizationURL = url }
         record("willOpenBrowser")
         return presentation
     }
 
-    func oauthCoordinator(_ coordinator: OAuthCoordinator, browserNotOpenedFor url: String,
-                          reason: BrowserNotOpenedReason, info: AuthInfo) {
+    func oauthCoordinator(
+        _ coordinator: OAuthCoordinator, browserNotOpenedFor url: String,
+        reason: BrowserNotOpenedReason, info: AuthInfo
+    ) {
         record("browserNotOpened(\(reason))")
     }
 

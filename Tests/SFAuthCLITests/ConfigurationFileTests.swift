@@ -1,6 +1,7 @@
-import Testing
-@testable import SFAuthCLI
 import SFAuth
+import Testing
+
+@testable import SFAuthCLI
 
 /// The user's configuration file: profiles, `default_profile`, and what is wrong with a bad one.
 @Suite struct ConfigurationFileTests {
@@ -17,7 +18,8 @@ import SFAuth
     }
 
     @Test func profilesWithTheirValuesAndLines() throws {
-        let file = try ConfigurationFile.parse("""
+        let file = try ConfigurationFile.parse(
+            """
             default_profile = "work"
 
             [profile.work]
@@ -37,8 +39,12 @@ import SFAuth
         #expect(work[.instanceURL] == Sourced(.text("https://acme.my.salesforce.com"), from: .file(path: path, line: 4, table: "profile.work")))
         #expect(work[.scopes]?.value == .words(["api", "refresh_token"]))
         #expect(work[.callbackPort]?.value == .port(8080))
-        #expect(work.parameters == [Sourced(AuthorizationParameter(name: "prompt", value: "consent"),
-                                            from: .file(path: path, line: 9, table: "profile.work.params"))])
+        #expect(
+            work.parameters == [
+                Sourced(
+                    AuthorizationParameter(name: "prompt", value: "consent"),
+                    from: .file(path: path, line: 9, table: "profile.work.params"))
+            ])
         let idp = try file.profile(Sourced("idp", from: .builtIn))
         #expect(idp.values.isEmpty && idp.parameters.map(\.value.name) == ["kc_idp_hint"])
     }
@@ -64,12 +70,18 @@ import SFAuth
     }
 
     @Test(arguments: [
-        ("[profile.work]\nclientid = \"x\"",
-         "c.toml:2: unknown key 'clientid' in [profile.work]; did you mean 'client_id'? known keys: \(ConfigurationKey.allNames)"),
-        ("[profile.work]\nfavourite_colour = \"x\"",
-         "c.toml:2: unknown key 'favourite_colour' in [profile.work]; known keys: \(ConfigurationKey.allNames)"),
-        ("client_id = \"x\"",
-         "c.toml:1: unknown key 'client_id' at the top level; known keys: default_profile (profile settings go in a [profile.NAME] table)"),
+        (
+            "[profile.work]\nclientid = \"x\"",
+            "c.toml:2: unknown key 'clientid' in [profile.work]; did you mean 'client_id'? known keys: \(ConfigurationKey.allNames)"
+        ),
+        (
+            "[profile.work]\nfavourite_colour = \"x\"",
+            "c.toml:2: unknown key 'favourite_colour' in [profile.work]; known keys: \(ConfigurationKey.allNames)"
+        ),
+        (
+            "client_id = \"x\"",
+            "c.toml:1: unknown key 'client_id' at the top level; known keys: default_profile (profile settings go in a [profile.NAME] table)"
+        ),
         ("[profile.w]\nclient_id = 42", "c.toml:2: client_id must be a string, not an integer"),
         ("[profile.w]\nissuer = \"\"", "c.toml:2: issuer is empty"),
         ("[profile.w]\ncallback_port = \"1717\"", "c.toml:2: callback_port must be a port number (an integer without quotes), not a string"),
@@ -94,7 +106,8 @@ import SFAuth
 
 @Suite struct BrowserSettingTests {
     @Test func theBrowserIsAnArgumentListKeptAsItIs() throws {
-        let file = try ConfigurationFile.parse("""
+        let file = try ConfigurationFile.parse(
+            """
             [profile.work]
             issuer = "https://idp.example"
             client_id = "c"

@@ -1,6 +1,7 @@
-import Testing
-@testable import SFAuthCLI
 import SFAuth
+import Testing
+
+@testable import SFAuthCLI
 
 /// The TOML subset of configuration files: what it reads, and the exact `FILE:LINE: message` for
 /// everything it refuses.
@@ -17,7 +18,8 @@ import SFAuth
     }
 
     @Test func readsEverythingTheSubsetHas() throws {
-        let document = try ConfigurationParser.parse("""
+        let document = try ConfigurationParser.parse(
+            """
             \u{FEFF}# a comment
             top = "level"   # trailing comment
 
@@ -48,10 +50,11 @@ import SFAuth
         let work = try #require(document.table(["profile", "work"]))
         #expect(work.entries.map(\.key) == ["basic", "literal", "quoted key", "count", "plus", "zero", "on", "off", "list", "empty"])
         #expect(work.entries.map(\.line) == [5, 6, 7, 8, 9, 10, 11, 12, 13, 19])
-        #expect(work.entries.map(\.value) == [
-            .string("tab\there \"quoted\" \\ é😀"), .string(#"C:\no\escapes "here""#), .string("x"), .integer(-1000), .integer(7),
-            .integer(0), .boolean(true), .boolean(false), .strings(["a", "b", "c"]), .strings([]),
-        ])
+        #expect(
+            work.entries.map(\.value) == [
+                .string("tab\there \"quoted\" \\ é😀"), .string(#"C:\no\escapes "here""#), .string("x"), .integer(-1000), .integer(7),
+                .integer(0), .boolean(true), .boolean(false), .strings(["a", "b", "c"]), .strings([]),
+            ])
     }
 
     @Test func windowsLineEndingsAndNoFinalNewline() throws {

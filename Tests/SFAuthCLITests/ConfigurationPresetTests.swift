@@ -1,6 +1,7 @@
-import Testing
-@testable import SFAuthCLI
 import SFAuth
+import Testing
+
+@testable import SFAuthCLI
 
 /// The built-in presets: the library's `ProviderPreset` values, giving exactly the defaults sfauth
 /// had before configuration files.
@@ -37,11 +38,15 @@ import SFAuth
         #expect(ProviderPreset.salesforce.server() == Salesforce.server(loginHost: Salesforce.productionLoginHost))
         #expect(ProviderPreset.salesforceSandbox.server() == Salesforce.server(loginHost: Salesforce.sandboxLoginHost))
         #expect(ProviderPreset.salesforceMyDomain.server() == nil)
-        #expect(ProviderPreset.salesforceMyDomain.server(instanceURL: "https://acme.my.salesforce.com")
+        #expect(
+            ProviderPreset.salesforceMyDomain.server(instanceURL: "https://acme.my.salesforce.com")
                 == Salesforce.server(loginHost: "https://acme.my.salesforce.com"))
         #expect(ProviderPreset.oidc.server(instanceURL: "https://idp.example") == nil)
-        #expect(ProviderPreset.salesforce.client() == ClientConfiguration(clientId: Salesforce.defaultClientId, scopes: Salesforce.defaultScopes,
-                                                                          redirect: Salesforce.defaultRedirect))
+        #expect(
+            ProviderPreset.salesforce.client()
+                == ClientConfiguration(
+                    clientId: Salesforce.defaultClientId, scopes: Salesforce.defaultScopes,
+                    redirect: Salesforce.defaultRedirect))
         #expect(ProviderPreset.oidc.client() == nil)
         #expect(ProviderPreset.oidc.client(clientId: "my-cli")?.scopes == ["openid", "offline_access"])
     }
@@ -50,8 +55,11 @@ import SFAuth
     func salesforceIsTheDefault() throws {
         let resolved = try resolve()
         #expect(resolved.server == .known(Salesforce.server(loginHost: Salesforce.productionLoginHost)))
-        #expect(resolved.client == ClientConfiguration(clientId: Salesforce.defaultClientId, scopes: Salesforce.defaultScopes,
-                                                       redirect: Salesforce.defaultRedirect))
+        #expect(
+            resolved.client
+                == ClientConfiguration(
+                    clientId: Salesforce.defaultClientId, scopes: Salesforce.defaultScopes,
+                    redirect: Salesforce.defaultRedirect))
         #expect(resolved.preset == Sourced("salesforce", from: .builtIn))
         #expect(resolved.setting("client_id")?.source == .preset("salesforce"))
         #expect(resolved.setting("token_url")?.value == .text("https://login.salesforce.com/services/oauth2/token"))
@@ -60,8 +68,11 @@ import SFAuth
     @Test func salesforceSandbox() throws {
         let resolved = try resolve(layer([.preset: "salesforce-sandbox"], from: .flag("--sandbox")))
         #expect(resolved.server == .known(Salesforce.server(loginHost: Salesforce.sandboxLoginHost)))
-        #expect(resolved.client == ClientConfiguration(clientId: Salesforce.defaultClientId, scopes: Salesforce.defaultScopes,
-                                                       redirect: Salesforce.defaultRedirect))
+        #expect(
+            resolved.client
+                == ClientConfiguration(
+                    clientId: Salesforce.defaultClientId, scopes: Salesforce.defaultScopes,
+                    redirect: Salesforce.defaultRedirect))
         #expect(resolved.preset == Sourced("salesforce-sandbox", from: .flag("--sandbox")))
     }
 
@@ -70,12 +81,17 @@ import SFAuth
         let implied = try resolve(layer([.instanceURL: "https://acme.my.salesforce.com"]))
         for resolved in [named, implied] {
             #expect(resolved.server == .known(Salesforce.server(loginHost: "https://acme.my.salesforce.com")))
-            #expect(resolved.client == ClientConfiguration(clientId: Salesforce.defaultClientId, scopes: Salesforce.defaultScopes,
-                                                           redirect: Salesforce.defaultRedirect))
+            #expect(
+                resolved.client
+                    == ClientConfiguration(
+                        clientId: Salesforce.defaultClientId, scopes: Salesforce.defaultScopes,
+                        redirect: Salesforce.defaultRedirect))
         }
         #expect(implied.preset == Sourced("salesforce-mydomain", from: .builtIn))
-        #expect(throws: OAuthError.configuration(
-            "flag --x: preset 'salesforce-mydomain' needs instance_url; give --instance-url or instance_url in the profile")) {
+        #expect(
+            throws: OAuthError.configuration(
+                "flag --x: preset 'salesforce-mydomain' needs instance_url; give --instance-url or instance_url in the profile")
+        ) {
             try resolve(layer([.preset: "salesforce-mydomain"]))
         }
     }
@@ -83,14 +99,21 @@ import SFAuth
     @Test func oidcByIssuer() throws {
         let resolved = try resolve(layer([.preset: "oidc", .issuer: "https://idp.example", .clientId: "my-cli"]))
         #expect(resolved.server == .discover(issuer: "https://idp.example", overrides: EndpointOverrides()))
-        #expect(resolved.client == ClientConfiguration(clientId: "my-cli", scopes: ["openid", "offline_access"],
-                                                       redirect: RedirectConfiguration(host: "127.0.0.1", port: 0, path: "/callback")))
-        #expect(throws: OAuthError.configuration(
-            "flag --x: preset 'oidc' needs issuer; give --issuer, SFAUTH_ISSUER or issuer in the profile")) {
+        #expect(
+            resolved.client
+                == ClientConfiguration(
+                    clientId: "my-cli", scopes: ["openid", "offline_access"],
+                    redirect: RedirectConfiguration(host: "127.0.0.1", port: 0, path: "/callback")))
+        #expect(
+            throws: OAuthError.configuration(
+                "flag --x: preset 'oidc' needs issuer; give --issuer, SFAUTH_ISSUER or issuer in the profile")
+        ) {
             try resolve(layer([.preset: "oidc", .clientId: "c"]))
         }
-        #expect(throws: OAuthError.configuration(
-            "flag --x: preset 'oidc' needs client_id; give --client-id, SFAUTH_CLIENT_ID or client_id in the profile")) {
+        #expect(
+            throws: OAuthError.configuration(
+                "flag --x: preset 'oidc' needs client_id; give --client-id, SFAUTH_CLIENT_ID or client_id in the profile")
+        ) {
             try resolve(layer([.preset: "oidc", .issuer: "https://idp.example"]))
         }
     }

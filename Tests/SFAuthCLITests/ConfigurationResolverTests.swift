@@ -1,6 +1,7 @@
-import Testing
-@testable import SFAuthCLI
 import SFAuth
+import Testing
+
+@testable import SFAuthCLI
 
 /// Precedence (flags > environment > profile > preset > default), provenance, and how the keys that
 /// name a server override as a group.
@@ -21,8 +22,10 @@ import SFAuth
         return layer
     }
 
-    func resolve(flags: ConfigurationLayer = ConfigurationLayer(), environment: [String: String] = [:],
-                 profile: ConfigurationLayer? = nil) throws(OAuthError) -> ResolvedConfiguration {
+    func resolve(
+        flags: ConfigurationLayer = ConfigurationLayer(), environment: [String: String] = [:],
+        profile: ConfigurationLayer? = nil
+    ) throws(OAuthError) -> ResolvedConfiguration {
         let settings = EnvironmentSettings(app: .sfauth, environment: environment)
         return try ConfigurationResolver(layers: [flags, .environment(settings)] + (profile.map { [$0] } ?? [])).resolve()
     }
@@ -35,7 +38,8 @@ import SFAuth
     // MARK: - Precedence and provenance
 
     @Test func flagsOverEnvironmentOverProfileOverPreset() throws {
-        let file = try profile("""
+        let file = try profile(
+            """
             client_id = "from-file"
             scopes = ["api", "web"]
             callback_port = 8080
@@ -73,29 +77,34 @@ import SFAuth
         #expect(resolved.preset == nil)
         #expect(resolved.client == ClientConfiguration(clientId: "c", scopes: [], redirect: RedirectConfiguration()))
         #expect(resolved.setting("callback_path")?.source == .builtIn)
-        #expect(resolved.server == .known(AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t")))
+        #expect(
+            resolved.server == .known(AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t")))
     }
 
     @Test func parametersMergeByNameAndTheLoginHintGoesFirst() throws {
-        let file = try profile("""
+        let file = try profile(
+            """
             login_hint = "file@example.test"
             [profile.p.params]
             prompt = "consent"
             ui_locales = "de"
             """)
-        let resolved = try resolve(flags: flags([.loginHint: "flag@example.test"], parameters: [("kc_idp_hint", "github"), ("prompt", "login")]),
-                                   profile: file)
-        #expect(resolved.client.additionalAuthorizationParameters == [
-            .init(name: "login_hint", value: "flag@example.test"), .init(name: "prompt", value: "login"),
-            .init(name: "ui_locales", value: "de"), .init(name: "kc_idp_hint", value: "github"),
-        ])
+        let resolved = try resolve(
+            flags: flags([.loginHint: "flag@example.test"], parameters: [("kc_idp_hint", "github"), ("prompt", "login")]),
+            profile: file)
+        #expect(
+            resolved.client.additionalAuthorizationParameters == [
+                .init(name: "login_hint", value: "flag@example.test"), .init(name: "prompt", value: "login"),
+                .init(name: "ui_locales", value: "de"), .init(name: "kc_idp_hint", value: "github"),
+            ])
         #expect(resolved.setting("params.prompt")?.source == .flag("--param"))
         #expect(resolved.setting("params.ui_locales")?.source == line(4, "profile.p.params"))
         #expect(resolved.setting("login_hint")?.source == .flag("--login-hint"))
     }
 
     @Test func grantValuesAreResolvedAndExposed() throws {
-        let file = try profile("""
+        let file = try profile(
+            """
             username = "ci@example.test"
             audience = "https://login.salesforce.com"
             """)
@@ -109,7 +118,8 @@ import SFAuth
     // MARK: - The server overrides as a group
 
     @Test func anIssuerOnTheCommandLineReplacesTheProfilesEndpointsEntirely() throws {
-        let file = try profile("""
+        let file = try profile(
+            """
             authorize_url = "https://a.example/authorize"
             token_url = "https://a.example/token"
             revoke_url = "https://a.example/revoke"
@@ -118,25 +128,31 @@ import SFAuth
         let resolved = try resolve(flags: flags([.issuer: "https://b.example"]), profile: file)
         #expect(resolved.server == .discover(issuer: "https://b.example", overrides: EndpointOverrides()))
         #expect(resolved.setting("revoke_url") == nil)
-        #expect(resolved.client.clientId == "c")                      // the client is per key
+        #expect(resolved.client.clientId == "c")  // the client is per key
     }
 
     @Test func anEndpointOnTheCommandLineAdjustsTheProfilesServer() throws {
-        let file = try profile("""
+        let file = try profile(
+            """
             authorize_url = "https://a.example/authorize"
             token_url = "https://a.example/token"
             revoke_url = "https://a.example/revoke"
             client_id = "c"
             """)
         let resolved = try resolve(flags: flags([.revokeURL: "https://a.example/revoke2"]), profile: file)
-        #expect(resolved.server == .known(AuthorizationServer(authorizationEndpoint: "https://a.example/authorize", tokenEndpoint: "https://a.example/token",
-                                                              revocationEndpoint: "https://a.example/revoke2")))
+        #expect(
+            resolved.server
+                == .known(
+                    AuthorizationServer(
+                        authorizationEndpoint: "https://a.example/authorize", tokenEndpoint: "https://a.example/token",
+                        revocationEndpoint: "https://a.example/revoke2")))
         #expect(resolved.setting("authorize_url")?.source == line(1))
         #expect(resolved.setting("revoke_url")?.source == .flag("--revoke-url"))
     }
 
     @Test func issuerWithOverriddenEndpoints() throws {
-        let file = try profile("""
+        let file = try profile(
+            """
             issuer = "https://idp.example"
             client_id = "c"
             userinfo_url = "https://idp.example/me"
@@ -144,19 +160,25 @@ import SFAuth
             device_authorization_url = "https://idp.example/device"
             """)
         let resolved = try resolve(flags: flags([.revokeURL: "https://idp.example/revoke"]), profile: file)
-        let overrides = EndpointOverrides(revocationEndpoint: "https://idp.example/revoke", userinfoEndpoint: "https://idp.example/me",
-                                          jwksURI: "https://idp.example/keys", deviceAuthorizationEndpoint: "https://idp.example/device")
+        let overrides = EndpointOverrides(
+            revocationEndpoint: "https://idp.example/revoke", userinfoEndpoint: "https://idp.example/me",
+            jwksURI: "https://idp.example/keys", deviceAuthorizationEndpoint: "https://idp.example/device")
         #expect(resolved.server == .discover(issuer: "https://idp.example", overrides: overrides))
-        let discovered = AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t",
-                                             revocationEndpoint: "https://idp.example/r", issuer: "https://idp.example")
-        #expect(overrides.applied(to: discovered) == AuthorizationServer(
-            authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t", revocationEndpoint: "https://idp.example/revoke",
-            userinfoEndpoint: "https://idp.example/me", issuer: "https://idp.example", jwksURI: "https://idp.example/keys",
-            deviceAuthorizationEndpoint: "https://idp.example/device"))
+        let discovered = AuthorizationServer(
+            authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t",
+            revocationEndpoint: "https://idp.example/r", issuer: "https://idp.example")
+        #expect(
+            overrides.applied(to: discovered)
+                == AuthorizationServer(
+                    authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t",
+                    revocationEndpoint: "https://idp.example/revoke",
+                    userinfoEndpoint: "https://idp.example/me", issuer: "https://idp.example", jwksURI: "https://idp.example/keys",
+                    deviceAuthorizationEndpoint: "https://idp.example/device"))
     }
 
     @Test func aSandboxFlagReplacesAProfilesIssuer() throws {
-        let file = try profile("""
+        let file = try profile(
+            """
             preset = "oidc"
             issuer = "https://idp.example"
             client_id = "3MVG9-own-app"
@@ -201,26 +223,41 @@ import SFAuth
     }
 
     @Test func issuerWithExplicitEndpointsIsTheExpectedIssuerWithoutDiscovery() throws {
-        let resolved = try resolve(flags: flags([.issuer: "https://idp.example", .authorizeURL: "https://idp.example/a",
-                                                 .tokenURL: "https://idp.example/t", .clientId: "c"]))
-        #expect(resolved.server == .known(AuthorizationServer(authorizationEndpoint: "https://idp.example/a",
-                                                               tokenEndpoint: "https://idp.example/t", issuer: "https://idp.example")))
+        let resolved = try resolve(
+            flags: flags([
+                .issuer: "https://idp.example", .authorizeURL: "https://idp.example/a",
+                .tokenURL: "https://idp.example/t", .clientId: "c",
+            ]))
+        #expect(
+            resolved.server
+                == .known(
+                    AuthorizationServer(
+                        authorizationEndpoint: "https://idp.example/a",
+                        tokenEndpoint: "https://idp.example/t", issuer: "https://idp.example")))
     }
 
     // MARK: - Errors name their sources
 
     @Test func twoServersInOneLayer() throws {
-        #expect(throws: OAuthError.configuration(
-            "instance_url (flag --instance-url) and preset 'salesforce-sandbox' (flag --sandbox) name two different servers; give only one of them")) {
+        #expect(
+            throws: OAuthError.configuration(
+                "instance_url (flag --instance-url) and preset 'salesforce-sandbox' (flag --sandbox) name two different servers; give only one of them"
+            )
+        ) {
             try resolve(flags: flags([.preset: "salesforce-sandbox", .instanceURL: "https://a.my.salesforce.com"]))
         }
-        #expect(throws: OAuthError.configuration(
-            "instance_url (flag --instance-url) and issuer (flag --issuer) name two different servers; give only one of them")) {
+        #expect(
+            throws: OAuthError.configuration(
+                "instance_url (flag --instance-url) and issuer (flag --issuer) name two different servers; give only one of them")
+        ) {
             try resolve(flags: flags([.issuer: "https://a.example", .instanceURL: "https://a.my.salesforce.com"]))
         }
         let file = try profile("preset = \"salesforce\"\nissuer = \"https://a.example\"")
-        #expect(throws: OAuthError.configuration(
-            "\(path):2: preset 'salesforce' (\(path):2 [profile.p]) and issuer (\(path):3 [profile.p]) name two different servers; give only one of them")) {
+        #expect(
+            throws: OAuthError.configuration(
+                "\(path):2: preset 'salesforce' (\(path):2 [profile.p]) and issuer (\(path):3 [profile.p]) name two different servers; give only one of them"
+            )
+        ) {
             try resolve(profile: file)
         }
     }
@@ -229,15 +266,20 @@ import SFAuth
         #expect(throws: OAuthError.configuration("flag --authorize-url: authorize_url and token_url go together; token_url is missing")) {
             try resolve(flags: flags([.authorizeURL: "https://x.example/a"]))
         }
-        #expect(throws: OAuthError.configuration(
-            "flag --revoke-url: revoke_url is for servers given by issuer or by authorize_url and token_url; a Salesforce server's endpoints follow from its host")) {
+        #expect(
+            throws: OAuthError.configuration(
+                "flag --revoke-url: revoke_url is for servers given by issuer or by authorize_url and token_url; a Salesforce server's endpoints follow from its host"
+            )
+        ) {
             try resolve(flags: flags([.revokeURL: "https://x.example/r"]))
         }
     }
 
     @Test func aClientIdIsRequiredBeyondSalesforce() {
-        #expect(throws: OAuthError.configuration(
-            "flag --issuer: a client id is required for this server; give --client-id, SFAUTH_CLIENT_ID or client_id in the profile")) {
+        #expect(
+            throws: OAuthError.configuration(
+                "flag --issuer: a client id is required for this server; give --client-id, SFAUTH_CLIENT_ID or client_id in the profile")
+        ) {
             try resolve(flags: flags([.issuer: "https://idp.example"]))
         }
     }
@@ -254,17 +296,24 @@ import SFAuth
     }
 
     @Test func insecureOrMalformedValuesSayWhereTheyCameFrom() throws {
-        let file = try profile("""
+        let file = try profile(
+            """
             authorize_url = "https://idp.example/a"
             token_url = "http://idp.example/t"
             client_id = "c"
             """)
-        #expect(throws: OAuthError.configuration(
-            "\(path):3: the token_url 'http://idp.example/t' uses plain http; only https is allowed, except to this machine (127.0.0.1, ::1, localhost)")) {
+        #expect(
+            throws: OAuthError.configuration(
+                "\(path):3: the token_url 'http://idp.example/t' uses plain http; only https is allowed, except to this machine (127.0.0.1, ::1, localhost)"
+            )
+        ) {
             try resolve(profile: file)
         }
-        #expect(throws: OAuthError.configuration(
-            "flag --instance-url: the instance_url 'http://acme.my.salesforce.com' uses plain http; only https is allowed, except to this machine (127.0.0.1, ::1, localhost)")) {
+        #expect(
+            throws: OAuthError.configuration(
+                "flag --instance-url: the instance_url 'http://acme.my.salesforce.com' uses plain http; only https is allowed, except to this machine (127.0.0.1, ::1, localhost)"
+            )
+        ) {
             try resolve(flags: flags([.instanceURL: "http://acme.my.salesforce.com"]))
         }
         #expect(throws: OAuthError.configuration("env SFAUTH_ISSUER: the issuer 'idp' is not an absolute http(s) URL")) {
@@ -274,8 +323,10 @@ import SFAuth
         #expect(throws: OAuthError.configuration("\(path):2: the redirect host must be 127.0.0.1, [::1] or localhost, not '0.0.0.0'")) {
             try resolve(profile: host)
         }
-        #expect(throws: OAuthError.configuration(
-            "flag --callback-path: the callback path must start with '/' and contain no '?', '#' or spaces: 'cb'")) {
+        #expect(
+            throws: OAuthError.configuration(
+                "flag --callback-path: the callback path must start with '/' and contain no '?', '#' or spaces: 'cb'")
+        ) {
             try resolve(flags: flags([.callbackPath: "cb"]))
         }
     }
@@ -285,8 +336,10 @@ import SFAuth
             try resolve(flags: flags([:], parameters: [("state", "mine")]))
         }
         let file = try profile("[profile.p.params]\nredirect_uri = \"http://evil.example/\"")
-        #expect(throws: OAuthError.configuration(
-            "\(path):3: the authorization parameter 'redirect_uri' is set by sfauth itself and cannot be given")) {
+        #expect(
+            throws: OAuthError.configuration(
+                "\(path):3: the authorization parameter 'redirect_uri' is set by sfauth itself and cannot be given")
+        ) {
             try resolve(profile: file)
         }
     }

@@ -1,23 +1,28 @@
 import Testing
+
 @testable import SFAuthCore
 
 @Suite struct AuthorizationRequestTests {
-    let server = AuthorizationServer(authorizationEndpoint: "https://auth.example.com/authorize",
-                                     tokenEndpoint: "https://auth.example.com/token")
+    let server = AuthorizationServer(
+        authorizationEndpoint: "https://auth.example.com/authorize",
+        tokenEndpoint: "https://auth.example.com/token")
 
     @Test func exactURLWithPKCEAndState() {
         let client = ClientConfiguration(clientId: "my client", scopes: ["api", "refresh_token"])
-        let request = AuthorizationRequest(server: server, client: client, redirectURI: "http://127.0.0.1:5000/callback",
-                                           state: "s1", pkce: PKCE(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), nonce: nil)
-        #expect(request.url == "https://auth.example.com/authorize?response_type=code&client_id=my%20client"
-            + "&redirect_uri=http%3A%2F%2F127.0.0.1%3A5000%2Fcallback&scope=api%20refresh_token&state=s1"
-            + "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256")
+        let request = AuthorizationRequest(
+            server: server, client: client, redirectURI: "http://127.0.0.1:5000/callback",
+            state: "s1", pkce: PKCE(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"), nonce: nil)
+        #expect(
+            request.url == "https://auth.example.com/authorize?response_type=code&client_id=my%20client"
+                + "&redirect_uri=http%3A%2F%2F127.0.0.1%3A5000%2Fcallback&scope=api%20refresh_token&state=s1"
+                + "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256")
     }
 
     @Test func openIDAddsNonceAndExtraParametersComeLast() {
         var generator = FixedGenerator()
-        let client = ClientConfiguration(clientId: "c", scopes: ["openid"],
-                                         additionalAuthorizationParameters: [.init(name: "login_hint", value: "a@b.c")])
+        let client = ClientConfiguration(
+            clientId: "c", scopes: ["openid"],
+            additionalAuthorizationParameters: [.init(name: "login_hint", value: "a@b.c")])
         let request = AuthorizationRequest(server: server, client: client, redirectURI: "http://127.0.0.1:1/cb", using: &generator)
         let nonce = try! #require(request.nonce)
         #expect(nonce != request.state)
@@ -26,8 +31,9 @@ import Testing
 
     @Test func noScopeParameterWhenNoScopes() {
         var generator = FixedGenerator()
-        let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "c"),
-                                           redirectURI: "http://127.0.0.1:1/cb", using: &generator)
+        let request = AuthorizationRequest(
+            server: server, client: ClientConfiguration(clientId: "c"),
+            redirectURI: "http://127.0.0.1:1/cb", using: &generator)
         #expect(!request.url.contains("scope="))
         #expect(request.nonce == nil)
     }
@@ -36,8 +42,9 @@ import Testing
         var generator = FixedGenerator()
         var server = server
         server.authorizationEndpoint = "https://auth.example.com/authorize?tenant=x"
-        let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "c"),
-                                           redirectURI: "http://127.0.0.1:1/cb", using: &generator)
+        let request = AuthorizationRequest(
+            server: server, client: ClientConfiguration(clientId: "c"),
+            redirectURI: "http://127.0.0.1:1/cb", using: &generator)
         #expect(request.url.hasPrefix("https://auth.example.com/authorize?tenant=x&response_type=code&"))
     }
 
@@ -57,8 +64,10 @@ import Testing
     }
 
     @Test func endpointsMustBeHTTPSExceptLoopback() throws {
-        try AuthorizationServer(authorizationEndpoint: "http://127.0.0.1:8000/o/authorize/",
-                                tokenEndpoint: "http://[::1]:8000/o/token/").validate()
+        try AuthorizationServer(
+            authorizationEndpoint: "http://127.0.0.1:8000/o/authorize/",
+            tokenEndpoint: "http://[::1]:8000/o/token/"
+        ).validate()
         try AuthorizationServer(authorizationEndpoint: "http://localhost/a", tokenEndpoint: "https://x.example/t").validate()
         #expect(throws: OAuthError.self) {
             try AuthorizationServer(authorizationEndpoint: "http://example.com/a", tokenEndpoint: "https://x/t").validate()
@@ -89,8 +98,12 @@ import Testing
     }
 
     @Test func providerHintsPassThrough() throws {
-        let client = ClientConfiguration(clientId: "c", additionalAuthorizationParameters: [.init(name: "login_hint", value: "a@b"),
-                                                                                         .init(name: "kc_idp_hint", value: "github")])
+        let client = ClientConfiguration(
+            clientId: "c",
+            additionalAuthorizationParameters: [
+                .init(name: "login_hint", value: "a@b"),
+                .init(name: "kc_idp_hint", value: "github"),
+            ])
         try client.validate()
     }
 }

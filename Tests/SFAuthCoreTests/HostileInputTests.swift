@@ -1,17 +1,20 @@
 import FoundationEssentials
 import Testing
+
 @testable import SFAuthCore
 
 /// Answers no one expected: numbers out of every range, tokens and texts with terminal controls,
 /// servers that do not say who signed in. Each case here once crashed sfauth or misled its user.
 @Suite struct HostileInputTests {
-    let server = AuthorizationServer(authorizationEndpoint: "http://127.0.0.1:8000/o/authorize/",
-                                     tokenEndpoint: "http://127.0.0.1:8000/o/token/")
+    let server = AuthorizationServer(
+        authorizationEndpoint: "http://127.0.0.1:8000/o/authorize/",
+        tokenEndpoint: "http://127.0.0.1:8000/o/token/")
     let now = Date(timeIntervalSince1970: 1_700_000_000)
 
     func tokens(_ json: String, status: Int = 200) throws(OAuthError) -> TokenResponse {
-        try TokenResponse.decode(HTTPResponse(status: status, headers: ["content-type": "application/json"], body: Array(json.utf8)),
-                                 endpoint: "E")
+        try TokenResponse.decode(
+            HTTPResponse(status: status, headers: ["content-type": "application/json"], body: Array(json.utf8)),
+            endpoint: "E")
     }
 
     func credentials(_ response: TokenResponse, grant: AuthType = .browser) -> OAuthCredentials {
@@ -144,8 +147,9 @@ import Testing
         let service = credentials(try tokens(#"{"access_token":"a"}"#), grant: .clientCredentials)
         #expect(service.isIdentified)
         #expect(service.identifier == "127.0.0.1:8000/client:c")
-        let named = OAuthCredentials(response: try tokens(#"{"access_token":"a"}"#), server: server,
-                                     client: ClientConfiguration(clientId: "c"), obtainedBy: .password, username: "alice", now: now)
+        let named = OAuthCredentials(
+            response: try tokens(#"{"access_token":"a"}"#), server: server,
+            client: ClientConfiguration(clientId: "c"), obtainedBy: .password, username: "alice", now: now)
         #expect(named.identifier == "127.0.0.1:8000/user:alice")
     }
 
@@ -166,8 +170,10 @@ import Testing
 }
 
 @Suite struct RFC3339Tests {
-    @Test(arguments: [(0.0, "1970-01-01T00:00:00Z"), (1_700_000_000, "2023-11-14T22:13:20Z"), (951_782_400, "2000-02-29T00:00:00Z"),
-                      (-1, "1969-12-31T23:59:59Z"), (1e300, "9999-12-31T23:59:59Z"), (-1e300, "0001-01-01T00:00:00Z")])
+    @Test(arguments: [
+        (0.0, "1970-01-01T00:00:00Z"), (1_700_000_000, "2023-11-14T22:13:20Z"), (951_782_400, "2000-02-29T00:00:00Z"),
+        (-1, "1969-12-31T23:59:59Z"), (1e300, "9999-12-31T23:59:59Z"), (-1e300, "0001-01-01T00:00:00Z"),
+    ])
     func formats(seconds: Double, text: String) {
         #expect(Date(timeIntervalSince1970: seconds).rfc3339 == text)
     }
@@ -190,20 +196,25 @@ import Testing
 
     @Test func sfdxAuthURLs() throws {
         let plain = try SFDXAuthURL(parsing: "  force://PlatformCLI::5Aep861.abc@acme.my.salesforce.com\n")
-        #expect(plain == SFDXAuthURL(clientId: "PlatformCLI", clientSecret: nil, refreshToken: "5Aep861.abc",
-                                     instanceURL: "https://acme.my.salesforce.com"))
+        #expect(
+            plain
+                == SFDXAuthURL(
+                    clientId: "PlatformCLI", clientSecret: nil, refreshToken: "5Aep861.abc",
+                    instanceURL: "https://acme.my.salesforce.com"))
         #expect(plain.text == "force://PlatformCLI::5Aep861.abc@acme.my.salesforce.com")
         let withSecretAndUser = try SFDXAuthURL(parsing: "force://3MVG9x:s3cr3t:5Aep.x:ci@acme.com@https://acme.my.salesforce.com/")
         #expect(withSecretAndUser.clientSecret == "s3cr3t" && withSecretAndUser.refreshToken == "5Aep.x")
         #expect(withSecretAndUser.instanceURL == "https://acme.my.salesforce.com" && withSecretAndUser.isSalesforceHost)
         #expect(try SFDXAuthURL(parsing: "force://c::t@127.0.0.1:8443").isSalesforceHost == false)
         #expect(try SFDXAuthURL(parsing: "force://c::t@evilsalesforce.com").isSalesforceHost == false)
-        for bad in ["https://acme.my.salesforce.com", "force://PlatformCLI:token@host", "force://:s:t@host", "force://c:s:t",
-                    "force://c:s:t@http://evil.example",
-                    // The instance is what the URL says after its credentials, nothing else (issue 17 §5):
-                    "force://c:s:t@acme.my.salesforce.com#@evil.example", "force://c:s:t@acme.my.salesforce.com?@evil.example",
-                    "force://c:s:t@evil.example#.my.salesforce.com", "force://c:s:t@evil.example?x=.salesforce.com",
-                    "force://c:s:t@evil.example\\@acme.my.salesforce.com"] {
+        for bad in [
+            "https://acme.my.salesforce.com", "force://PlatformCLI:token@host", "force://:s:t@host", "force://c:s:t",
+            "force://c:s:t@http://evil.example",
+            // The instance is what the URL says after its credentials, nothing else (issue 17 §5):
+            "force://c:s:t@acme.my.salesforce.com#@evil.example", "force://c:s:t@acme.my.salesforce.com?@evil.example",
+            "force://c:s:t@evil.example#.my.salesforce.com", "force://c:s:t@evil.example?x=.salesforce.com",
+            "force://c:s:t@evil.example\\@acme.my.salesforce.com",
+        ] {
             #expect(throws: OAuthError.self, "\(bad)") { try SFDXAuthURL(parsing: bad) }
         }
     }
@@ -211,12 +222,17 @@ import Testing
     @Test func knownRefusalsSayWhatToDo() {
         let blocked = OAuthError.authorizationDenied(OAuthServerError(code: "OAUTH_APP_BLOCKED", description: "this app is blocked by admin"))
         #expect(blocked.description.contains("an administrator can unblock it"))
-        let approval = OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_app_access",
-                                                                        description: "user is not admin approved to access this app"))
+        let approval = OAuthError.tokenRequestRejected(
+            OAuthServerError(
+                code: "invalid_app_access",
+                description: "user is not admin approved to access this app"))
         #expect(approval.description.contains("Permitted Users"))
-        #expect(OAuthError.authorizationDenied(OAuthServerError(code: "redirect_uri_mismatch")).description.contains("port and callback path that are registered"))
+        #expect(
+            OAuthError.authorizationDenied(OAuthServerError(code: "redirect_uri_mismatch")).description.contains(
+                "port and callback path that are registered"))
         #expect(OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_client_id")).description.contains("check the client id"))
-        #expect(OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_grant")).description
+        #expect(
+            OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_grant")).description
                 == "The token endpoint refused the request: invalid_grant.")
     }
 }

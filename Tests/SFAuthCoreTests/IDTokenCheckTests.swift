@@ -5,7 +5,7 @@ import Testing
 /// The pure parts of ID token validation: reading header and claims, each claim check with its
 /// message (OIDC Core §3.1.3.7, §12.2), and choosing the published key that may have signed a token.
 @Suite struct IDTokenCheckTests {
-    static let now = Date(timeIntervalSince1970: 1_800_000_000)   // 2027-01-15T08:00:00Z
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)  // 2027-01-15T08:00:00Z
     let check = IDTokenCheck(issuer: "https://idp.example", clientId: "cli", nonce: "n-1")
 
     /// An unsigned compact JWS with these claims (signatures are SFAuth's business).
@@ -20,8 +20,10 @@ import Testing
 
     /// Valid claims for `check` at `now`, with `changes` applied (`nil` removes a claim).
     static func claims(_ changes: [String: JSONValue?] = [:]) -> [String: JSONValue] {
-        var claims: [String: JSONValue] = ["iss": "https://idp.example", "sub": "user-1", "aud": "cli", "exp": 1_800_000_600,
-                                           "iat": 1_800_000_000, "nonce": "n-1", "preferred_username": "alice"]
+        var claims: [String: JSONValue] = [
+            "iss": "https://idp.example", "sub": "user-1", "aud": "cli", "exp": 1_800_000_600,
+            "iat": 1_800_000_000, "nonce": "n-1", "preferred_username": "alice",
+        ]
         for (name, value) in changes { claims[name] = value }
         return claims
     }
@@ -72,19 +74,24 @@ import Testing
         #expect(header == IDTokenHeader(algorithmForTesting: "ES256", keyID: "ec-1"))
     }
 
-    @Test(arguments: [
-        (["alg": "none"], "the ID token is not signed (its algorithm is 'none')"),
-        (["alg": "None"], "the ID token is not signed (its algorithm is 'none')"),
-        (["typ": "JWT"], "the ID token's header names no signature algorithm ('alg')"),
-        (["alg": "RS256", "crit": ["exp"]], "the ID token's header lists critical extensions ('crit'), which are not implemented"),
-    ] as [([String: JSONValue], String)])
+    @Test(
+        arguments: [
+            (["alg": "none"], "the ID token is not signed (its algorithm is 'none')"),
+            (["alg": "None"], "the ID token is not signed (its algorithm is 'none')"),
+            (["typ": "JWT"], "the ID token's header names no signature algorithm ('alg')"),
+            (["alg": "RS256", "crit": ["exp"]], "the ID token's header lists critical extensions ('crit'), which are not implemented"),
+        ] as [([String: JSONValue], String)])
     func unusableHeadersAreRejected(header: [String: JSONValue], message: String) {
         #expect(throws: OAuthError.idTokenRejected(message)) { try IDTokenHeader(token: Self.token(Self.claims(), header: header)) }
     }
 
     @Test func hmacIsNotASignatureAlgorithmForIDTokens() throws {
         let header = try IDTokenHeader(token: Self.token(Self.claims(), header: ["alg": "HS256"]))
-        #expect(throws: OAuthError.idTokenRejected("the ID token is signed with 'HS256', a shared-secret (HMAC) algorithm; only the public-key algorithms of the keys at https://idp.example/jwks are accepted (RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA)")) {
+        #expect(
+            throws: OAuthError.idTokenRejected(
+                "the ID token is signed with 'HS256', a shared-secret (HMAC) algorithm; only the public-key algorithms of the keys at https://idp.example/jwks are accepted (RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA)"
+            )
+        ) {
             try header.requireSignatureAlgorithm(keySetURI: "https://idp.example/jwks")
         }
         try IDTokenHeader(token: Self.token(Self.claims(), header: ["alg": "PS256"])).requireSignatureAlgorithm(keySetURI: "u")
@@ -100,21 +107,27 @@ import Testing
         try validate(["exp": 1_799_999_970, "iat": 1_800_000_030])
     }
 
-    @Test(arguments: [
-        (["iss": "https://other.example"],
-         "the ID token was issued by 'https://other.example', not by this server's issuer 'https://idp.example'"),
-        (["iss": nil], "the ID token has no 'iss' (issuer) claim"),
-        (["aud": "someone-else"], "the ID token is for audience 'someone-else', not this client 'cli'"),
-        (["aud": ["a", "b"]], "the ID token is for audiences 'a', 'b', not this client 'cli'"),
-        (["aud": nil], "the ID token has no 'aud' (audience) claim"),
-        (["aud": ["cli", "api"], "azp": "api"], "the ID token was issued to the client 'api' ('azp'), not to this client 'cli'"),
-        (["exp": 1_799_999_900], "the ID token expired at 2027-01-15T07:58:20Z (this machine's clock says 2027-01-15T08:00:00Z)"),
-        (["exp": nil], "the ID token has no 'exp' (expiry) claim"),
-        (["iat": 1_800_000_100], "the ID token was issued in the future, at 2027-01-15T08:01:40Z (this machine's clock says 2027-01-15T08:00:00Z)"),
-        (["iat": nil], "the ID token has no 'iat' (issued at) claim"),
-        (["nonce": "n-2"], "the ID token's nonce does not match this login's"),
-        (["nonce": nil], "the ID token has no nonce, but this login sent one"),
-    ] as [([String: JSONValue?], String)])
+    @Test(
+        arguments: [
+            (
+                ["iss": "https://other.example"],
+                "the ID token was issued by 'https://other.example', not by this server's issuer 'https://idp.example'"
+            ),
+            (["iss": nil], "the ID token has no 'iss' (issuer) claim"),
+            (["aud": "someone-else"], "the ID token is for audience 'someone-else', not this client 'cli'"),
+            (["aud": ["a", "b"]], "the ID token is for audiences 'a', 'b', not this client 'cli'"),
+            (["aud": nil], "the ID token has no 'aud' (audience) claim"),
+            (["aud": ["cli", "api"], "azp": "api"], "the ID token was issued to the client 'api' ('azp'), not to this client 'cli'"),
+            (["exp": 1_799_999_900], "the ID token expired at 2027-01-15T07:58:20Z (this machine's clock says 2027-01-15T08:00:00Z)"),
+            (["exp": nil], "the ID token has no 'exp' (expiry) claim"),
+            (
+                ["iat": 1_800_000_100],
+                "the ID token was issued in the future, at 2027-01-15T08:01:40Z (this machine's clock says 2027-01-15T08:00:00Z)"
+            ),
+            (["iat": nil], "the ID token has no 'iat' (issued at) claim"),
+            (["nonce": "n-2"], "the ID token's nonce does not match this login's"),
+            (["nonce": nil], "the ID token has no nonce, but this login sent one"),
+        ] as [([String: JSONValue?], String)])
     func eachFailedCheckSaysWhich(changes: [String: JSONValue?], message: String) {
         #expect(rejection(changes) == message)
     }
@@ -143,7 +156,8 @@ import Testing
         #expect(rejection(["aud": ["cli", "api"]], check: refresh) == "the refreshed ID token is for 'cli', 'api', not 'cli' like the sign-in's")
         #expect(rejection(["azp": "cli"], check: refresh) == "the refreshed ID token names the authorized party 'cli', not none like the sign-in's")
         let unknownIssuer = IDTokenCheck(issuer: nil, clientId: "cli", nonce: nil, original: original)
-        #expect(rejection(["iss": "https://other.example"], check: unknownIssuer)
+        #expect(
+            rejection(["iss": "https://other.example"], check: unknownIssuer)
                 == "the refreshed ID token was issued by 'https://other.example', not by 'https://idp.example' like the sign-in's")
     }
 
@@ -169,11 +183,11 @@ import Testing
             keySet.candidates(for: IDTokenHeader(algorithmForTesting: alg, keyID: kid)).compactMap(\.keyID)
         }
         #expect(chosen("RS256", "rsa-1") == ["rsa-1"])
-        #expect(chosen("RS256", nil) == ["rsa-1", "rsa-any"])           // no kid: every RSA signing key
-        #expect(chosen("PS256", nil) == ["rsa-any"])                    // rsa-1 is pinned to RS256
-        #expect(chosen("RS256", "rsa-enc").isEmpty)                     // an encryption key never verifies
+        #expect(chosen("RS256", nil) == ["rsa-1", "rsa-any"])  // no kid: every RSA signing key
+        #expect(chosen("PS256", nil) == ["rsa-any"])  // rsa-1 is pinned to RS256
+        #expect(chosen("RS256", "rsa-enc").isEmpty)  // an encryption key never verifies
         #expect(chosen("ES256", nil) == ["ec-1"])
-        #expect(chosen("ES384", "ec-1").isEmpty)                        // wrong curve
+        #expect(chosen("ES384", "ec-1").isEmpty)  // wrong curve
         #expect(chosen("EdDSA", nil) == ["ed-1"])
         #expect(chosen("HS256", "secret").isEmpty)
         #expect(chosen("RS256", "nobody").isEmpty)
@@ -182,10 +196,16 @@ import Testing
     }
 
     @Test func aKeySetEndpointThatAnswersSomethingElseIsAnInvalidResponse() {
-        #expect(throws: OAuthError.invalidServerResponse("the server's signing keys at https://idp.example/jwks could not be read: HTTP 503 with an empty body")) {
+        #expect(
+            throws: OAuthError.invalidServerResponse(
+                "the server's signing keys at https://idp.example/jwks could not be read: HTTP 503 with an empty body")
+        ) {
             try JSONWebKeySet.decode(HTTPResponse(status: 503), uri: "https://idp.example/jwks")
         }
-        #expect(throws: OAuthError.invalidServerResponse("the server's signing keys at https://idp.example/jwks are not a JWK Set (a JSON object with a 'keys' array)")) {
+        #expect(
+            throws: OAuthError.invalidServerResponse(
+                "the server's signing keys at https://idp.example/jwks are not a JWK Set (a JSON object with a 'keys' array)")
+        ) {
             try JSONWebKeySet.decode(HTTPResponse(status: 200, body: Array(#"{"n":"x"}"#.utf8)), uri: "https://idp.example/jwks")
         }
     }
@@ -202,7 +222,8 @@ extension IDTokenHeader {
 
 // Literals for the claims above. (Test-only: the library never builds JSON this way.)
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
-                     ExpressibleByArrayLiteral {
+    ExpressibleByArrayLiteral
+{
     package init(stringLiteral value: String) { self = .string(value) }
     package init(integerLiteral value: Int) { self = .number(Double(value)) }
     package init(arrayLiteral elements: JSONValue...) { self = .array(elements) }

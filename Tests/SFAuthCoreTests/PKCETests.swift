@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SFAuthCore
 
 /// A generator that returns a fixed sequence, so requests built from "random" values are exact.

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Testing
+
 @testable import SFAuthCore
 
 @Suite struct TokenResponseTests {
@@ -10,19 +11,28 @@ import Testing
     }
 
     @Test func standardResponse() throws {
-        let token = try TokenResponse.decode(response(200, """
-            {"access_token":"at","token_type":"bearer","expires_in":3600,"refresh_token":"rt","scope":"openid api","id_token":"a.b.c"}
-            """), endpoint: endpoint)
-        #expect(token == TokenResponse(accessToken: "at", tokenType: "bearer", expiresIn: 3600, refreshToken: "rt",
-                                       scopes: ["openid", "api"], idToken: "a.b.c"))
+        let token = try TokenResponse.decode(
+            response(
+                200,
+                """
+                {"access_token":"at","token_type":"bearer","expires_in":3600,"refresh_token":"rt","scope":"openid api","id_token":"a.b.c"}
+                """), endpoint: endpoint)
+        #expect(
+            token
+                == TokenResponse(
+                    accessToken: "at", tokenType: "bearer", expiresIn: 3600, refreshToken: "rt",
+                    scopes: ["openid", "api"], idToken: "a.b.c"))
     }
 
     @Test func salesforceResponseWithoutExpiresIn() throws {
-        let token = try TokenResponse.decode(response(200, """
-            {"access_token":"00Dxx!AQ0A","signature":"c2ln","scope":"refresh_token api web","instance_url":"https://acme.my.salesforce.com",\
-            "id":"https://login.salesforce.com/id/00D000000000001EAA/005000000000001AAA","token_type":"Bearer","issued_at":"1700000000123",\
-            "refresh_token":"5Aep861"}
-            """), endpoint: endpoint)
+        let token = try TokenResponse.decode(
+            response(
+                200,
+                """
+                {"access_token":"00Dxx!AQ0A","signature":"c2ln","scope":"refresh_token api web","instance_url":"https://acme.my.salesforce.com",\
+                "id":"https://login.salesforce.com/id/00D000000000001EAA/005000000000001AAA","token_type":"Bearer","issued_at":"1700000000123",\
+                "refresh_token":"5Aep861"}
+                """), endpoint: endpoint)
         #expect(token.expiresIn == nil)
         #expect(token.instanceURL == "https://acme.my.salesforce.com")
         #expect(token.issuedAt == Date(timeIntervalSince1970: 1_700_000_000.123))
@@ -48,25 +58,36 @@ import Testing
     }
 
     @Test func errorBodyIsKeptVerbatim() {
-        #expect(throws: OAuthError.tokenRequestRejected(OAuthServerError(
-            code: "invalid_grant", description: "expired access/refresh token", httpStatus: 400))) {
-            try TokenResponse.decode(response(400, #"{"error":"invalid_grant","error_description":"expired access/refresh token"}"#),
-                                     endpoint: endpoint)
+        #expect(
+            throws: OAuthError.tokenRequestRejected(
+                OAuthServerError(
+                    code: "invalid_grant", description: "expired access/refresh token", httpStatus: 400))
+        ) {
+            try TokenResponse.decode(
+                response(400, #"{"error":"invalid_grant","error_description":"expired access/refresh token"}"#),
+                endpoint: endpoint)
         }
     }
 
     @Test func formEncodedErrorBody() {
-        #expect(throws: OAuthError.tokenRequestRejected(OAuthServerError(
-            code: "unsupported_token_type", description: "this token type is not supported", httpStatus: 400))) {
-            try TokenResponse.decode(response(400, "error=unsupported_token_type&error_description=this+token+type+is+not+supported",
-                                              type: "application/x-www-form-urlencoded"), endpoint: endpoint)
+        #expect(
+            throws: OAuthError.tokenRequestRejected(
+                OAuthServerError(
+                    code: "unsupported_token_type", description: "this token type is not supported", httpStatus: 400))
+        ) {
+            try TokenResponse.decode(
+                response(
+                    400, "error=unsupported_token_type&error_description=this+token+type+is+not+supported",
+                    type: "application/x-www-form-urlencoded"), endpoint: endpoint)
         }
     }
 
     @Test func htmlErrorPageIsDescribedByTitle() {
         let error = #expect(throws: OAuthError.self) {
-            try TokenResponse.decode(response(502, "<html><head><title>502 Bad\n Gateway</title></head><body>x</body></html>",
-                                              type: "text/html"), endpoint: endpoint)
+            try TokenResponse.decode(
+                response(
+                    502, "<html><head><title>502 Bad\n Gateway</title></head><body>x</body></html>",
+                    type: "text/html"), endpoint: endpoint)
         }
         #expect(error == .invalidServerResponse("the token endpoint \(endpoint) answered HTTP 502 with an HTML page (title: 502 Bad Gateway)"))
         #expect(error?.recovery == .retryLater)
@@ -76,7 +97,10 @@ import Testing
         let error = #expect(throws: OAuthError.self) {
             try TokenResponse.decode(response(200, "access_token=x", type: "text/plain"), endpoint: endpoint)
         }
-        #expect(error == .invalidServerResponse("the token endpoint \(endpoint) answered HTTP 200 with a text/plain body of 14 bytes instead of a JSON object"))
+        #expect(
+            error
+                == .invalidServerResponse(
+                    "the token endpoint \(endpoint) answered HTTP 200 with a text/plain body of 14 bytes instead of a JSON object"))
     }
 
     @Test(arguments: ["{}", #"{"access_token":""}"#, #"{"access_token":"a","token_type":"mac"}"#, "[]", ""])
@@ -100,23 +124,27 @@ import Testing
         #expect(http.url == "https://a/token")
         #expect(http.headers.map(\.name) == ["Content-Type", "Accept"])
         #expect(http.headers[0].value == "application/x-www-form-urlencoded")
-        #expect(http.bodyText == "grant_type=authorization_code&code=aPrx%3D%3D&redirect_uri=http%3A%2F%2Flocalhost%3A1717%2FOauthRedirect"
-            + "&code_verifier=dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk&client_id=PlatformCLI")
+        #expect(
+            http.bodyText == "grant_type=authorization_code&code=aPrx%3D%3D&redirect_uri=http%3A%2F%2Flocalhost%3A1717%2FOauthRedirect"
+                + "&code_verifier=dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk&client_id=PlatformCLI")
     }
 
     @Test func exactRefreshFormWithSecret() {
-        let http = TokenRequest.refresh(refreshToken: "r/t+1", tokenEndpoint: "https://a/token",
-                                        client: ClientConfiguration(clientId: "c", clientSecret: "s&cret"))
+        let http = TokenRequest.refresh(
+            refreshToken: "r/t+1", tokenEndpoint: "https://a/token",
+            client: ClientConfiguration(clientId: "c", clientSecret: "s&cret"))
         #expect(http.bodyText == "grant_type=refresh_token&refresh_token=r%2Ft%2B1&client_id=c&client_secret=s%26cret")
     }
 
     @Test func credentialsFromOpenIDResponse() throws {
         // {"sub":"42","preferred_username":"alice","nonce":"n"}
         let payload = Base64URL.encode(Array(#"{"sub":"42","preferred_username":"alice","nonce":"n"}"#.utf8))
-        let server = AuthorizationServer(authorizationEndpoint: "http://127.0.0.1:8000/o/authorize/",
-                                         tokenEndpoint: "http://127.0.0.1:8000/o/token/")
-        let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "c", scopes: ["openid"]),
-                                           redirectURI: "http://127.0.0.1:1/cb", state: "s", pkce: PKCE(verifier: "v"), nonce: "n")
+        let server = AuthorizationServer(
+            authorizationEndpoint: "http://127.0.0.1:8000/o/authorize/",
+            tokenEndpoint: "http://127.0.0.1:8000/o/token/")
+        let request = AuthorizationRequest(
+            server: server, client: ClientConfiguration(clientId: "c", scopes: ["openid"]),
+            redirectURI: "http://127.0.0.1:1/cb", state: "s", pkce: PKCE(verifier: "v"), nonce: "n")
         let now = Date(timeIntervalSince1970: 1_000)
         let credentials = OAuthCredentials(
             response: TokenResponse(accessToken: "a", expiresIn: 60, refreshToken: "r", idToken: "h.\(payload).s"),
@@ -131,9 +159,11 @@ import Testing
 
     @Test func accountIdentifierWithoutUser() {
         let server = Salesforce.server(loginHost: Salesforce.productionLoginHost)
-        #expect(AccountIdentifier.make(server: server, userId: nil, clientId: "PlatformCLI", obtainedBy: .clientCredentials)
+        #expect(
+            AccountIdentifier.make(server: server, userId: nil, clientId: "PlatformCLI", obtainedBy: .clientCredentials)
                 == "login.salesforce.com/client:PlatformCLI")
-        #expect(AccountIdentifier.make(server: server, userId: nil, clientId: "PlatformCLI", obtainedBy: .browser)
+        #expect(
+            AccountIdentifier.make(server: server, userId: nil, clientId: "PlatformCLI", obtainedBy: .browser)
                 == "login.salesforce.com/unidentified")
         let ipv6 = AuthorizationServer(authorizationEndpoint: "http://[::1]:9/a", tokenEndpoint: "http://[::1]:9/t")
         #expect(AccountIdentifier.make(server: ipv6, userId: "u", clientId: "c") == "[::1]:9/u")
@@ -151,10 +181,12 @@ import Testing
 @Suite struct CredentialDatesTests {
     @Test func fractionalTimesBecomeWholeSecondsRoundedDown() {
         let server = AuthorizationServer(authorizationEndpoint: "https://a/authorize", tokenEndpoint: "https://a/token")
-        let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "c"), redirectURI: "http://127.0.0.1:1/cb",
-                                           state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
-        let credentials = OAuthCredentials(response: TokenResponse(accessToken: "a", expiresIn: 59.9), request: request,
-                                           now: Date(timeIntervalSince1970: 1_000.7))
+        let request = AuthorizationRequest(
+            server: server, client: ClientConfiguration(clientId: "c"), redirectURI: "http://127.0.0.1:1/cb",
+            state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
+        let credentials = OAuthCredentials(
+            response: TokenResponse(accessToken: "a", expiresIn: 59.9), request: request,
+            now: Date(timeIntervalSince1970: 1_000.7))
         #expect(credentials.issuedAt == Date(timeIntervalSince1970: 1_000))
         #expect(credentials.expiresAt == Date(timeIntervalSince1970: 1_060))
     }

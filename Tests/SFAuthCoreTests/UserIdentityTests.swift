@@ -1,12 +1,15 @@
 import Foundation
 import Testing
+
 @testable import SFAuthCore
 
 /// Who-is-signed-in answers: OpenID Connect userinfo, Salesforce's identity URL and userinfo, and
 /// the ways those endpoints refuse a token.
 @Suite struct UserIdentityTests {
-    func response(_ status: Int, _ body: String, type: String? = "application/json",
-                  headers: [String: String] = [:]) -> HTTPResponse {
+    func response(
+        _ status: Int, _ body: String, type: String? = "application/json",
+        headers: [String: String] = [:]
+    ) -> HTTPResponse {
         var all = headers
         if let type { all["content-type"] = type }
         return HTTPResponse(status: status, headers: all, body: Array(body.utf8))
@@ -43,23 +46,28 @@ import Testing
         "updated_at":"2024-03-05T17:46:45Z","is_app_installed":true}
         """
 
-    static let alan = UserIdentity(userId: "0055g00000AbCdEAAV", username: "alan.van@acme.example", displayName: "Alan Van",
-                                   email: "alan.van@acme.example", organizationId: "00D5g000004ExAmEAK")
+    static let alan = UserIdentity(
+        userId: "0055g00000AbCdEAAV", username: "alan.van@acme.example", displayName: "Alan Van",
+        email: "alan.van@acme.example", organizationId: "00D5g000004ExAmEAK")
 
     // MARK: - Requests
 
     @Test func requestIsABearerGet() {
         let request = UserIdentity.request(endpoint: "https://login.salesforce.com/id/00D/005", accessToken: "00Dxx!AQ0A")
-        #expect(request == HTTPRequest(method: "GET", url: "https://login.salesforce.com/id/00D/005",
-                                       headers: [("Authorization", "Bearer 00Dxx!AQ0A"), ("Accept", "application/json")]))
+        #expect(
+            request
+                == HTTPRequest(
+                    method: "GET", url: "https://login.salesforce.com/id/00D/005",
+                    headers: [("Authorization", "Bearer 00Dxx!AQ0A"), ("Accept", "application/json")]))
         #expect(request.body.isEmpty)
     }
 
     // MARK: - Identities
 
     @Test func salesforceIdentityURL() throws {
-        let identity = try UserIdentity.decode(response(200, Self.salesforceIdentityURLBody, type: "application/json;charset=UTF-8"),
-                                               flavor: .salesforce)
+        let identity = try UserIdentity.decode(
+            response(200, Self.salesforceIdentityURLBody, type: "application/json;charset=UTF-8"),
+            flavor: .salesforce)
         #expect(identity == Self.alan)
     }
 
@@ -69,27 +77,37 @@ import Testing
     }
 
     @Test func salesforceIdsFromTheIdentityURLWhenTheFieldsAreMissing() throws {
-        let identity = try UserIdentity.decode(response(200, """
-            {"sub":"https://test.salesforce.com/id/00D000000000001EAA/005000000000001AAA","preferred_username":"u@x.example"}
-            """), flavor: .salesforce)
-        #expect(identity == UserIdentity(userId: "005000000000001AAA", username: "u@x.example",
-                                         organizationId: "00D000000000001EAA"))
+        let identity = try UserIdentity.decode(
+            response(
+                200,
+                """
+                {"sub":"https://test.salesforce.com/id/00D000000000001EAA/005000000000001AAA","preferred_username":"u@x.example"}
+                """), flavor: .salesforce)
+        #expect(
+            identity
+                == UserIdentity(
+                    userId: "005000000000001AAA", username: "u@x.example",
+                    organizationId: "00D000000000001EAA"))
     }
 
     @Test func openIDConnectUserinfo() throws {
         // django-oauth-toolkit with the openid, profile and email scopes.
-        let identity = try UserIdentity.decode(response(200, """
-            {"sub": "1", "preferred_username": "alice", "name": "Alice Example", "given_name": "Alice", \
-            "family_name": "Example", "email": "alice@example.test", "email_verified": true}
-            """, type: "application/json"), flavor: .standard)
+        let identity = try UserIdentity.decode(
+            response(
+                200,
+                """
+                {"sub": "1", "preferred_username": "alice", "name": "Alice Example", "given_name": "Alice", \
+                "family_name": "Example", "email": "alice@example.test", "email_verified": true}
+                """, type: "application/json"), flavor: .standard)
         #expect(identity == UserIdentity(userId: "1", username: "alice", displayName: "Alice Example", email: "alice@example.test"))
 
         // Only the openid scope: just `sub`, which may be a number at lenient servers.
         #expect(try UserIdentity.decode(response(200, #"{"sub": 1}"#), flavor: .standard) == UserIdentity(userId: "1"))
 
         // Names from given_name/family_name when `name` is missing; empty strings count as absent.
-        let parts = try UserIdentity.decode(response(200, #"{"sub":"a","given_name":"Ada","family_name":"Lovelace","email":""}"#),
-                                            flavor: .standard)
+        let parts = try UserIdentity.decode(
+            response(200, #"{"sub":"a","given_name":"Ada","family_name":"Lovelace","email":""}"#),
+            flavor: .standard)
         #expect(parts == UserIdentity(userId: "a", displayName: "Ada Lovelace"))
     }
 
@@ -114,7 +132,11 @@ import Testing
             let error = #expect(throws: OAuthError.self) {
                 try UserIdentity.decode(response(403, "Bad_OAuth_Token", type: type), flavor: .salesforce)
             }
-            #expect(error == .loginRequired("The server no longer accepts the access token (HTTP 403: Bad_OAuth_Token): it has expired or was revoked. Refresh it, or sign in again."))
+            #expect(
+                error
+                    == .loginRequired(
+                        "The server no longer accepts the access token (HTTP 403: Bad_OAuth_Token): it has expired or was revoked. Refresh it, or sign in again."
+                    ))
             #expect(error?.recovery == .logInAgain)
         }
     }
@@ -122,21 +144,37 @@ import Testing
     @Test func bearer401MeansTheTokenIsNoLongerAccepted() {
         // django-oauth-toolkit's userinfo: the reason in the challenge, a JSON body typed text/html.
         let error = #expect(throws: OAuthError.self) {
-            try UserIdentity.decode(response(401, #"{"error": "invalid_token", "error_description": "The access token provided is expired, revoked, malformed, or invalid for other reasons."}"#,
-                                             type: "text/html; charset=utf-8",
-                                             headers: ["www-authenticate": #"Bearer error="invalid_token", error_description="The access token provided is expired, revoked, malformed, or invalid for other reasons.""#]),
-                                    flavor: .standard)
+            try UserIdentity.decode(
+                response(
+                    401,
+                    #"{"error": "invalid_token", "error_description": "The access token provided is expired, revoked, malformed, or invalid for other reasons."}"#,
+                    type: "text/html; charset=utf-8",
+                    headers: [
+                        "www-authenticate":
+                            #"Bearer error="invalid_token", error_description="The access token provided is expired, revoked, malformed, or invalid for other reasons.""#
+                    ]),
+                flavor: .standard)
         }
-        #expect(error == .loginRequired("The server no longer accepts the access token (HTTP 401: invalid_token: The access token provided is expired, revoked, malformed, or invalid for other reasons.): it has expired or was revoked. Refresh it, or sign in again."))
+        #expect(
+            error
+                == .loginRequired(
+                    "The server no longer accepts the access token (HTTP 401: invalid_token: The access token provided is expired, revoked, malformed, or invalid for other reasons.): it has expired or was revoked. Refresh it, or sign in again."
+                ))
     }
 
     @Test func salesforceRESTStyle401() {
         let error = #expect(throws: OAuthError.self) {
-            try UserIdentity.decode(response(401, #"[{"message":"Session expired or invalid","errorCode":"INVALID_SESSION_ID"}]"#,
-                                             headers: ["www-authenticate": "Token"]),
-                                    flavor: .salesforce)
+            try UserIdentity.decode(
+                response(
+                    401, #"[{"message":"Session expired or invalid","errorCode":"INVALID_SESSION_ID"}]"#,
+                    headers: ["www-authenticate": "Token"]),
+                flavor: .salesforce)
         }
-        #expect(error == .loginRequired("The server no longer accepts the access token (HTTP 401: INVALID_SESSION_ID: Session expired or invalid): it has expired or was revoked. Refresh it, or sign in again."))
+        #expect(
+            error
+                == .loginRequired(
+                    "The server no longer accepts the access token (HTTP 401: INVALID_SESSION_ID: Session expired or invalid): it has expired or was revoked. Refresh it, or sign in again."
+                ))
     }
 
     @Test func bare401And403() {
@@ -151,9 +189,11 @@ import Testing
 
     @Test func insufficientScopeIsAConfigurationError() {
         let error = #expect(throws: OAuthError.self) {
-            try UserIdentity.decode(response(403, "", type: nil,
-                                             headers: ["www-authenticate": #"Bearer realm="x", error="insufficient_scope", scope="openid""#]),
-                                    flavor: .standard)
+            try UserIdentity.decode(
+                response(
+                    403, "", type: nil,
+                    headers: ["www-authenticate": #"Bearer realm="x", error="insufficient_scope", scope="openid""#]),
+                flavor: .standard)
         }
         guard case .configuration(let message)? = error else {
             Issue.record("expected configuration, got \(String(describing: error))")
@@ -193,7 +233,10 @@ import Testing
         try UserIdentity(userId: nil).requireUser("1", flavor: .standard)
         // Salesforce's 15-character form of the same id.
         try Self.alan.requireUser("0055g00000AbCdE", flavor: .salesforce)
-        #expect(throws: OAuthError.invalidServerResponse("the identity returned is user '0055g00000AbCdEAAV', but the tokens belong to user '005000000000001AAA'")) {
+        #expect(
+            throws: OAuthError.invalidServerResponse(
+                "the identity returned is user '0055g00000AbCdEAAV', but the tokens belong to user '005000000000001AAA'")
+        ) {
             try Self.alan.requireUser("005000000000001AAA", flavor: .salesforce)
         }
         #expect(throws: OAuthError.self) { try UserIdentity(userId: "1").requireUser("2", flavor: .standard) }
@@ -201,7 +244,8 @@ import Testing
     }
 
     @Test func challengeParameters() {
-        let parameters = UserIdentity.challengeParameters(#"Bearer realm="a, b", error="invalid_token", error_description="say \"hi\"", scope=openid"#)
+        let parameters = UserIdentity.challengeParameters(
+            #"Bearer realm="a, b", error="invalid_token", error_description="say \"hi\"", scope=openid"#)
         #expect(parameters == ["realm": "a, b", "error": "invalid_token", "error_description": #"say "hi""#, "scope": "openid"])
         #expect(UserIdentity.challengeParameters("Token").isEmpty)
         #expect(UserIdentity.challengeParameters("").isEmpty)

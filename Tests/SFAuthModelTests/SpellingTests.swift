@@ -1,6 +1,5 @@
-import Testing
-
 import SFAuthModel
+import Testing
 
 @Suite struct SpellingTests {
     @Test(arguments: [

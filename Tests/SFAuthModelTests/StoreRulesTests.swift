@@ -1,6 +1,7 @@
 import FoundationEssentials
-@testable import SFAuthModel
 import Testing
+
+@testable import SFAuthModel
 
 /// The rules the store and the front end share: file format, directory trust, environment settings,
 /// token freshness.
@@ -8,8 +9,9 @@ struct StoreRulesTests {
     private static let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t")
 
     private static func credentials(expiresIn: TimeInterval?, issuedAgo: TimeInterval = 0, now: Date) -> OAuthCredentials {
-        var credentials = OAuthCredentials(identifier: "idp.example/u", server: server, clientId: "c", redirectURI: "",
-                                           accessToken: "at", tokenType: "Bearer", issuedAt: now.addingTimeInterval(-issuedAgo))
+        var credentials = OAuthCredentials(
+            identifier: "idp.example/u", server: server, clientId: "c", redirectURI: "",
+            accessToken: "at", tokenType: "Bearer", issuedAt: now.addingTimeInterval(-issuedAgo))
         credentials.expiresAt = expiresIn.map { now.addingTimeInterval($0) }
         return credentials
     }
@@ -33,28 +35,34 @@ struct StoreRulesTests {
     @Test func unreadableFilesSayWhy() {
         #expect(throws: CredentialFile.Unreadable(reason: "not JSON")) { try CredentialFile.decode(Array("{".utf8)) }
         #expect(throws: CredentialFile.Unreadable(reason: "missing 'accessToken'")) {
-            try CredentialFile.decode(Array(#"{"identifier":"x","clientId":"c","redirectURI":"","tokenType":"Bearer","issuedAt":0,"scopes":[],"server":{"authorizationEndpoint":"a","tokenEndpoint":"t","flavor":"standard"}}"#.utf8))
+            try CredentialFile.decode(
+                Array(
+                    #"{"identifier":"x","clientId":"c","redirectURI":"","tokenType":"Bearer","issuedAt":0,"scopes":[],"server":{"authorizationEndpoint":"a","tokenEndpoint":"t","flavor":"standard"}}"#
+                        .utf8))
         }
     }
 
-    @Test(arguments: [
-        (0o040700, 1000, nil),
-        (0o040755, 1000, nil),
-        (0o120777, 1000, DirectoryTrust.Problem.symbolicLink),
-        (0o100600, 1000, .notDirectory),
-        (0o040700, 0, .ownedByAnotherUser(owner: 0, user: 1000)),
-        (0o040770, 1000, .writableByOthers(mode: 0o770)),
-        (0o040702, 1000, .writableByOthers(mode: 0o702)),
-    ] as [(UInt32, UInt32, DirectoryTrust.Problem?)])
+    @Test(
+        arguments: [
+            (0o040700, 1000, nil),
+            (0o040755, 1000, nil),
+            (0o120777, 1000, DirectoryTrust.Problem.symbolicLink),
+            (0o100600, 1000, .notDirectory),
+            (0o040700, 0, .ownedByAnotherUser(owner: 0, user: 1000)),
+            (0o040770, 1000, .writableByOthers(mode: 0o770)),
+            (0o040702, 1000, .writableByOthers(mode: 0o702)),
+        ] as [(UInt32, UInt32, DirectoryTrust.Problem?)])
     func directoryTrust(mode: UInt32, owner: UInt32, problem: DirectoryTrust.Problem?) {
         #expect(DirectoryTrust.problem(mode: mode, owner: owner, user: 1000) == problem)
     }
 
     @Test func settingsAreReadWhenAskedAndOnlyMalformedOnesThrow() throws {
-        let settings = EnvironmentSettings(prefix: "ACME", environment: [
-            "ACME_TOKEN_LEEWAY": "soon", "ACME_STORAGE": "", "ACME_HTTP_TIMEOUT": "2.5", "ACME_ACCESS_TOKEN": "t",
-            "SFAUTH_ASSUMED_TOKEN_LIFETIME": "5",
-        ])
+        let settings = EnvironmentSettings(
+            prefix: "ACME",
+            environment: [
+                "ACME_TOKEN_LEEWAY": "soon", "ACME_STORAGE": "", "ACME_HTTP_TIMEOUT": "2.5", "ACME_ACCESS_TOKEN": "t",
+                "SFAUTH_ASSUMED_TOKEN_LIFETIME": "5",
+            ])
         // Unset and empty settings are nil, not errors (a `try?` would confuse the two).
         #expect(try settings.storageMode() == .auto)
         #expect(try settings.assumedTokenLifetime() == nil)  // another tool's variable is not read
@@ -86,7 +94,9 @@ struct StoreRulesTests {
         let error = OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_client_id"))
         #expect(error.remedy == .answerSalesforceRefusal(.unknownClientId))
         #expect(error.description.hasSuffix("check the client id."))
-        #expect(error.description(advising: { _ in "Check --client-id." }) == "The token endpoint refused the request: invalid_client_id. Check --client-id.")
+        #expect(
+            error.description(advising: { _ in "Check --client-id." })
+                == "The token endpoint refused the request: invalid_client_id. Check --client-id.")
         #expect(OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_grant")).remedy == nil)
     }
 

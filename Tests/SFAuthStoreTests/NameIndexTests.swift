@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
 import SFAuthModel
-@testable import SFAuthStore
 import Testing
+
+@testable import SFAuthStore
 
 /// Selecting by name reads the name index and the account it names; the index is kept by every
 /// write, known stale when something else changed the accounts, and rebuilt.
@@ -10,9 +11,11 @@ struct NameIndexTests {
     let fixture = StoreFixture()
 
     @Test func theFormatRoundTripsAndMatchesWholeNamesOnly() {
-        let entries = [NameIndex.Entry(name: "bob smith", identifier: "idp.example/b"),
-                       NameIndex.Entry(name: "bob", identifier: "idp.example/b2"),
-                       NameIndex.Entry(name: "bobby", identifier: "idp.example/b3")]
+        let entries = [
+            NameIndex.Entry(name: "bob smith", identifier: "idp.example/b"),
+            NameIndex.Entry(name: "bob", identifier: "idp.example/b2"),
+            NameIndex.Entry(name: "bobby", identifier: "idp.example/b3"),
+        ]
         let bytes = NameIndex.contents(of: entries)
         #expect(String(decoding: bytes, as: UTF8.self) == "bob idp.example%2Fb2\nbob%20smith idp.example%2Fb\nbobby idp.example%2Fb3\n")
         #expect(NameIndex.entries(in: bytes) == entries.sorted())

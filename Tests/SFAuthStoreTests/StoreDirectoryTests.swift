@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
 import SFAuthModel
-@testable import SFAuthStore
 import Testing
+
+@testable import SFAuthStore
 
 /// The store is opened once, trusted on that descriptor, and used through it.
 struct StoreDirectoryTests {

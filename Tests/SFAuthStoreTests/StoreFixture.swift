@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SFAuthModel
+
 @testable import SFAuthStore
 
 /// A private temporary directory for one test, and accounts to put in it.
@@ -20,11 +21,14 @@ struct StoreFixture {
     static let now = Date(timeIntervalSince1970: 1_700_000_000)
 
     /// An account at idp.example, valid for an hour from `now`.
-    static func account(_ user: String, alias: String? = nil, email: String? = nil, token: String? = nil,
-                        expiresIn: TimeInterval = 3600) -> OAuthCredentials {
+    static func account(
+        _ user: String, alias: String? = nil, email: String? = nil, token: String? = nil,
+        expiresIn: TimeInterval = 3600
+    ) -> OAuthCredentials {
         let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t")
-        var credentials = OAuthCredentials(identifier: "idp.example/\(user)", server: server, clientId: "c", redirectURI: "",
-                                           accessToken: token ?? "token-of-\(user)", tokenType: "Bearer", issuedAt: now)
+        var credentials = OAuthCredentials(
+            identifier: "idp.example/\(user)", server: server, clientId: "c", redirectURI: "",
+            accessToken: token ?? "token-of-\(user)", tokenType: "Bearer", issuedAt: now)
         credentials.expiresAt = now.addingTimeInterval(expiresIn)
         credentials.username = user
         credentials.alias = alias

@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
 import SFAuthModel
-@testable import SFAuthStore
 import Testing
+
+@testable import SFAuthStore
 
 /// The one stored-token lookup, case by case: what it hands out, and why it hands over.
 struct StoredTokenLookupTests {
@@ -25,12 +26,15 @@ struct StoredTokenLookupTests {
         #expect(lookUp("bob") == usable(bob))
         #expect(lookUp("idp.example/bob") == usable(bob))
         #expect(lookUp("work") == usable(alice))
-        #expect(lookUp("work", ["SFAUTH_ACCESS_TOKEN": "supplied", "SFAUTH_INSTANCE_URL": "https://i"])
-            == .usable(IssuedToken(SuppliedToken(accessToken: "supplied", instanceURL: "https://i"))))
+        #expect(
+            lookUp("work", ["SFAUTH_ACCESS_TOKEN": "supplied", "SFAUTH_INSTANCE_URL": "https://i"])
+                == .usable(IssuedToken(SuppliedToken(accessToken: "supplied", instanceURL: "https://i"))))
     }
 
-    @Test(arguments: ["SFAUTH_STORAGE": "cloud", "SFAUTH_HOME": "relative", "SFAUTH_HTTP_TIMEOUT": "0",
-                      "SFAUTH_TOKEN_LEEWAY": "soon", "SFAUTH_ASSUMED_TOKEN_LIFETIME": "-1"])
+    @Test(arguments: [
+        "SFAUTH_STORAGE": "cloud", "SFAUTH_HOME": "relative", "SFAUTH_HTTP_TIMEOUT": "0",
+        "SFAUTH_TOKEN_LEEWAY": "soon", "SFAUTH_ASSUMED_TOKEN_LIFETIME": "-1",
+    ])
     func aSettingTheMainProgramRefusesIsItsToReport(name: String, value: String) throws {
         try fixture.store([StoreFixture.account("alice")])
         #expect(lookUp(nil, [name: value]) == .notFound(.refusedSetting))
@@ -38,8 +42,10 @@ struct StoredTokenLookupTests {
 
     @Test func whateverIsNotAUsableTokenIsTheMainProgramsToAnswer() throws {
         #expect(lookUp() == .notFound(.noStore))
-        try fixture.store([StoreFixture.account("alice", email: "shared"), StoreFixture.account("bob", email: "shared"),
-                           StoreFixture.account("carol", expiresIn: -60)])
+        try fixture.store([
+            StoreFixture.account("alice", email: "shared"), StoreFixture.account("bob", email: "shared"),
+            StoreFixture.account("carol", expiresIn: -60),
+        ])
         #expect(lookUp("nobody") == .notFound(.noAccountNamed))
         #expect(lookUp("shared") == .notFound(.severalAccountsNamed))
         #expect(lookUp("carol") == .notFound(.notUsable(identifier: "idp.example/carol")))

@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
-@testable import SFAuth
 import Testing
+
+@testable import SFAuth
 
 /// Selecting an account by name through the file store's name index, and the store's files reached
 /// only through its checked directory.
@@ -11,8 +12,9 @@ import Testing
 
     func account(_ user: String, alias: String? = nil) -> OAuthCredentials {
         let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t")
-        var credentials = OAuthCredentials(identifier: "idp.example/\(user)", server: server, clientId: "c", redirectURI: "",
-                                           accessToken: "at-\(user)", tokenType: "Bearer", issuedAt: Date())
+        var credentials = OAuthCredentials(
+            identifier: "idp.example/\(user)", server: server, clientId: "c", redirectURI: "",
+            accessToken: "at-\(user)", tokenType: "Bearer", issuedAt: Date())
         credentials.username = user
         credentials.alias = alias
         return credentials
@@ -28,7 +30,9 @@ import Testing
         let resolver = AccountResolver(store: store)
         #expect(try resolver.identifier(for: "work") == "idp.example/alice")
         #expect(throws: OAuthError.configuration("there is no stored account 'wrok'; did you mean 'work'?")) { try resolver.identifier(for: "wrok") }
-        #expect(throws: OAuthError.configuration("there is no stored account 'zed'; the accounts are: work, bob")) { try resolver.identifier(for: "zed") }
+        #expect(throws: OAuthError.configuration("there is no stored account 'zed'; the accounts are: work, bob")) {
+            try resolver.identifier(for: "zed")
+        }
     }
 
     @Test func anIndexMadeStaleBehindTheStoresBackIsRebuiltBySelection() throws {

@@ -10,7 +10,8 @@ import Testing
 @Suite("BrowserLauncher", .serialized)
 struct BrowserLauncherTests {
     /// An authorization URL with everything a shell would mangle.
-    static let url = "https://login.example.com/services/oauth2/authorize?response_type=code&client_id=3MVG9%3D%3D"
+    static let url =
+        "https://login.example.com/services/oauth2/authorize?response_type=code&client_id=3MVG9%3D%3D"
         + "&redirect_uri=http%3A%2F%2F127.0.0.1%3A1717%2FOauthRedirect&scope=api%20refresh_token"
         + "&state=a%2Bb&code_challenge=x-y_z&code_challenge_method=S256&prompt=login%20consent"
 
@@ -66,8 +67,11 @@ struct BrowserLauncherTests {
     func xdgOpenMissing() throws {
         let sandbox = try BrowserTestSandbox()
         let launcher = SystemBrowserLauncher(environment: ["PATH": sandbox.path("empty-bin"), "HOME": sandbox.directory])
-        #expect(throws: BrowserLaunchError(message:
-            "xdg-open is not installed (Debian package xdg-utils); name another browser command, or open the URL yourself")) {
+        #expect(
+            throws: BrowserLaunchError(
+                message:
+                    "xdg-open is not installed (Debian package xdg-utils); name another browser command, or open the URL yourself")
+        ) {
             try launcher.open(Self.url)
         }
     }

@@ -12,11 +12,13 @@ import Testing
 
     func credentials(user: String, token: String = "at", expiresAt: Date? = nil) -> OAuthCredentials {
         let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/authorize", tokenEndpoint: "https://idp.example/token")
-        let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "c", scopes: ["api"]),
-                                           redirectURI: "http://127.0.0.1:1/callback", state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
+        let request = AuthorizationRequest(
+            server: server, client: ClientConfiguration(clientId: "c", scopes: ["api"]),
+            redirectURI: "http://127.0.0.1:1/callback", state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
         let payload = Base64URL.encode(Array(#"{"sub":"\#(user)"}"#.utf8))
-        var credentials = OAuthCredentials(response: TokenResponse(accessToken: token, refreshToken: "rt", idToken: "h.\(payload).s"),
-                                           request: request, now: Date(timeIntervalSince1970: 1_700_000_000))
+        var credentials = OAuthCredentials(
+            response: TokenResponse(accessToken: token, refreshToken: "rt", idToken: "h.\(payload).s"),
+            request: request, now: Date(timeIntervalSince1970: 1_700_000_000))
         credentials.expiresAt = expiresAt
         return credentials
     }
@@ -31,7 +33,7 @@ import Testing
         let store = FileCredentialStore(directory: directory)
         let alice = credentials(user: "alice", expiresAt: Date(timeIntervalSince1970: 1_700_003_600))
         let kept = try store.save(alice)
-        #expect(kept.refreshTokenInSecretStore == false)   // the refresh token's place is recorded
+        #expect(kept.refreshTokenInSecretStore == false)  // the refresh token's place is recorded
         #expect(try store.load(identifier: alice.identifier) == kept)
         #expect(try store.loadDefault() == kept)
         #expect(mode(directory) == 0o700)
@@ -105,7 +107,8 @@ import Testing
     @Test func validTokenIsReusedWithoutAnyRequest() async throws {
         let store = FileCredentialStore(directory: directory)
         try store.save(credentials(user: "alice", expiresAt: Date(timeIntervalSince1970: 1000)))
-        let source = TokenSource(store: store, httpClient: FakeHTTPClient.refusingEveryRequest(), clock: TestClock(now: Date(timeIntervalSince1970: 900)))
+        let source = TokenSource(
+            store: store, httpClient: FakeHTTPClient.refusingEveryRequest(), clock: TestClock(now: Date(timeIntervalSince1970: 900)))
         #expect(try await source.credentials().accessToken == "at")
     }
 
@@ -115,8 +118,9 @@ import Testing
         let clock = TestClock()
         let waiter = FileCredentialStore(directory: directory, clock: clock)
         let error = await #expect(throws: OAuthError.self) { try await waiter.lock(account: "idp.example/alice") }
-        #expect(error?.description.contains("has held \(try waiter.lockPath(for: "idp.example/alice")) for more than 60") == true,
-                "\(String(describing: error))")
+        #expect(
+            error?.description.contains("has held \(try waiter.lockPath(for: "idp.example/alice")) for more than 60") == true,
+            "\(String(describing: error))")
         // Short pauses (at most 20 ms) until the deadline, then no more.
         #expect(clock.monotonicNow() >= .seconds(60) && clock.monotonicNow() < .seconds(60) + .milliseconds(20))
         #expect(clock.sleeps.allSatisfy { $0 <= .milliseconds(20) })
@@ -184,8 +188,9 @@ import Testing
         // Another app: its own directory, and its own variable (SFAUTH_HOME is not its business).
         let acme = AppIdentity(name: "acme", displayName: "Acme CLI")
         #expect(try directory(["XDG_DATA_HOME": "/d", "HOME": "/h", "SFAUTH_HOME": "/x"], app: acme) == "/x")
-        #expect(try EnvironmentSettings(prefix: "ACME", environment: ["XDG_DATA_HOME": "/d", "SFAUTH_HOME": "/x"])
-            .credentialsDirectory(app: acme) == "/d/acme")
+        #expect(
+            try EnvironmentSettings(prefix: "ACME", environment: ["XDG_DATA_HOME": "/d", "SFAUTH_HOME": "/x"])
+                .credentialsDirectory(app: acme) == "/d/acme")
         #expect(try StoreLocation.credentialsDirectory(app: acme, environment: ["HOME": "/h"]) == "/h/.local/share/acme")
     }
 }

@@ -7,22 +7,34 @@ import Testing
 /// `OAuthCoordinator.authenticate(using:)` with a scripted token endpoint: the delegate's callbacks,
 /// storage, the device grant's polling and cancellation, and JWT assertions jwt-kit can verify.
 @Suite struct GrantCoordinatorTests {
-    let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/authorize", tokenEndpoint: "https://idp.example/token",
-                                     issuer: "https://idp.example", deviceAuthorizationEndpoint: "https://idp.example/device_authorization")
+    let server = AuthorizationServer(
+        authorizationEndpoint: "https://idp.example/authorize", tokenEndpoint: "https://idp.example/token",
+        issuer: "https://idp.example", deviceAuthorizationEndpoint: "https://idp.example/device_authorization")
     let store = FileCredentialStore(directory: FileManager.default.temporaryDirectory.path + "/sfauth-grants-" + UUID().uuidString)
 
-    func coordinator(_ endpoint: FakeHTTPClient, client: ClientConfiguration = ClientConfiguration(clientId: "cli"),
-                     delegate: Recorder, timeout: Duration = .seconds(30), clock: TestClock = TestClock()) -> OAuthCoordinator {
-        OAuthCoordinator(configuration: .init(server: server, client: client, timeout: timeout, browserLauncher: nil, fetchIdentity: false),
-                         delegate: delegate, httpClient: endpoint, store: store, clock: clock)
+    func coordinator(
+        _ endpoint: FakeHTTPClient, client: ClientConfiguration = ClientConfiguration(clientId: "cli"),
+        delegate: Recorder, timeout: Duration = .seconds(30), clock: TestClock = TestClock()
+    ) -> OAuthCoordinator {
+        OAuthCoordinator(
+            configuration: .init(server: server, client: client, timeout: timeout, browserLauncher: nil, fetchIdentity: false),
+            delegate: delegate, httpClient: endpoint, store: store, clock: clock)
     }
 
     /// A device authorization endpoint answering with these codes, and a token endpoint answering
     /// `polls` in order, then `pending` for ever.
-    func deviceEndpoints(expiresIn: Int = 600, interval: Int = 1, userCode: String = "ABCD-EFGH",
-                         polls: [FakeHTTPClient.Reply] = []) -> FakeHTTPClient {
+    func deviceEndpoints(
+        expiresIn: Int = 600, interval: Int = 1, userCode: String = "ABCD-EFGH",
+        polls: [FakeHTTPClient.Reply] = []
+    ) -> FakeHTTPClient {
         FakeHTTPClient()
-            .on(.url("https://idp.example/device_authorization"), reply: .json(200, #"{"device_code":"dc-1","user_code":"\#(userCode)","verification_uri":"https://idp.example/device","expires_in":\#(expiresIn),"interval":\#(interval)}"#))
+            .on(
+                .url("https://idp.example/device_authorization"),
+                reply: .json(
+                    200,
+                    #"{"device_code":"dc-1","user_code":"\#(userCode)","verification_uri":"https://idp.example/device","expires_in":\#(expiresIn),"interval":\#(interval)}"#
+                )
+            )
             .on(.url("https://idp.example/token"), replies: polls, then: Self.pending)
     }
 
@@ -39,7 +51,8 @@ import Testing
         #expect(credentials.obtainedBy == .deviceCode)
         #expect(delegate.events == ["willBegin", "didReceiveDeviceAuthorization(ABCD-EFGH)", "didAuthenticate(stored)"])
         #expect(delegate.authTypes == [.deviceCode, .deviceCode, .deviceCode])
-        #expect(endpoint.requests.map(\.url) == ["https://idp.example/device_authorization", "https://idp.example/token", "https://idp.example/token"])
+        #expect(
+            endpoint.requests.map(\.url) == ["https://idp.example/device_authorization", "https://idp.example/token", "https://idp.example/token"])
         #expect(endpoint.requests[1].bodyText.contains("device_code=dc-1"))
         #expect(try store.loadDefault()?.accessToken == "device-at")
         // §3.5: the interval before each poll, the first one included; one cancellable sleep each.
@@ -83,7 +96,10 @@ import Testing
         let error = await #expect(throws: OAuthError.self) {
             try await coordinator(endpoint, delegate: delegate, clock: clock).authenticate(using: .deviceCode)
         }
-        guard case .timedOut(let seconds, let hint)? = error else { Issue.record("not a timeout: \(String(describing: error))"); return }
+        guard case .timedOut(let seconds, let hint)? = error else {
+            Issue.record("not a timeout: \(String(describing: error))")
+            return
+        }
         #expect(seconds == 5)
         #expect(hint.text.contains("WXYZ"))
         // Polls at 1, 2, 3 and 4 s; at 5 s the code is gone, and nobody asks again.
@@ -98,7 +114,10 @@ import Testing
         let error = await #expect(throws: OAuthError.self) {
             try await coordinator(endpoint, delegate: Recorder(store: store), timeout: .seconds(3), clock: clock).authenticate(using: .deviceCode)
         }
-        guard case .timedOut(let seconds, _)? = error else { Issue.record("not a timeout: \(String(describing: error))"); return }
+        guard case .timedOut(let seconds, _)? = error else {
+            Issue.record("not a timeout: \(String(describing: error))")
+            return
+        }
         #expect(seconds == 3)
         #expect(endpoint.count == 3)  // the device authorization, then polls at 1 and 2 s
         #expect(clock.monotonicNow() == .seconds(3))
@@ -123,8 +142,9 @@ import Testing
     @Test func deviceGrantNeedsTheEndpoint() async {
         var plain = server
         plain.deviceAuthorizationEndpoint = nil
-        let coordinator = OAuthCoordinator(configuration: .init(server: plain, client: ClientConfiguration(clientId: "cli"), browserLauncher: nil),
-                                           delegate: nil, httpClient: FakeHTTPClient(), store: store)
+        let coordinator = OAuthCoordinator(
+            configuration: .init(server: plain, client: ClientConfiguration(clientId: "cli"), browserLauncher: nil),
+            delegate: nil, httpClient: FakeHTTPClient(), store: store)
         await #expect {
             try await coordinator.authenticate(using: .deviceCode)
         } throws: { error in
@@ -153,7 +173,10 @@ import Testing
             .authenticate(using: .password(username: "alice", password: "right"))
         let before = try store.loadDefault()
         let rejected = FakeHTTPClient(replies: [.json(400, #"{"error":"invalid_grant","error_description":"Invalid credentials given."}"#)])
-        await #expect(throws: OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_grant", description: "Invalid credentials given.", httpStatus: 400))) {
+        await #expect(
+            throws: OAuthError.tokenRequestRejected(
+                OAuthServerError(code: "invalid_grant", description: "Invalid credentials given.", httpStatus: 400))
+        ) {
             try await coordinator(rejected, delegate: delegate).authenticate(using: .password(username: "alice", password: "wrong"))
         }
         #expect(try store.loadDefault() == before)
@@ -218,5 +241,6 @@ import Testing
     }
 
     /// A 2048-bit RSA test key (generated for these tests; it protects nothing).
-    static let rsaPrivateKeyPEM = try! String(contentsOfFile: #filePath.replacingOccurrences(of: "GrantCoordinatorTests.swift", with: "Fixtures/jwt-test-rsa.pem"), encoding: .utf8)
+    static let rsaPrivateKeyPEM = try! String(
+        contentsOfFile: #filePath.replacingOccurrences(of: "GrantCoordinatorTests.swift", with: "Fixtures/jwt-test-rsa.pem"), encoding: .utf8)
 }

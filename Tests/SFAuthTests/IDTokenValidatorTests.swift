@@ -9,8 +9,9 @@ import Testing
 @Suite struct IDTokenValidatorTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
     static let keySetURI = "https://idp.example/jwks"
-    let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/authorize", tokenEndpoint: "https://idp.example/token",
-                                     issuer: "https://idp.example", jwksURI: IDTokenValidatorTests.keySetURI)
+    let server = AuthorizationServer(
+        authorizationEndpoint: "https://idp.example/authorize", tokenEndpoint: "https://idp.example/token",
+        issuer: "https://idp.example", jwksURI: IDTokenValidatorTests.keySetURI)
 
     // MARK: - Signatures
 
@@ -85,10 +86,10 @@ import Testing
         _ = try await validator.validate(try await old.sign(TestClaims()), server: server, clientId: "cli", nonce: "n-1", now: Self.now)
         #expect(endpoint.count == 1)
         _ = try await validator.validate(try await rotated.sign(TestClaims()), server: server, clientId: "cli", nonce: "n-1", now: Self.now)
-        #expect(endpoint.count == 2)       // the cached set lacked "rotated": fetched once more
+        #expect(endpoint.count == 2)  // the cached set lacked "rotated": fetched once more
         _ = try await validator.validate(try await rotated.sign(TestClaims()), server: server, clientId: "cli", nonce: "n-1", now: Self.now)
         _ = try await validator.validate(try await old.sign(TestClaims()), server: server, clientId: "cli", nonce: "n-1", now: Self.now)
-        #expect(endpoint.count == 2)       // both kids are cached now
+        #expect(endpoint.count == 2)  // both kids are cached now
         #expect(endpoint.requests.allSatisfy { $0.method == "GET" && $0.url == Self.keySetURI })
     }
 
@@ -119,8 +120,9 @@ import Testing
         let payload = Base64URL.encode(try JSONEncoder().encode(TestClaims()))
         let endpoint = try FakeHTTPClient.keySets([[try TestKey.rsa(kid: "rsa-1")]])
         await #expect(throws: OAuthError.idTokenRejected("the ID token is not signed (its algorithm is 'none')")) {
-            try await IDTokenValidator(httpClient: endpoint).validate(header + "." + payload + ".", server: self.server, clientId: "cli",
-                                                                      nonce: "n-1", now: Self.now)
+            try await IDTokenValidator(httpClient: endpoint).validate(
+                header + "." + payload + ".", server: self.server, clientId: "cli",
+                nonce: "n-1", now: Self.now)
         }
         #expect(endpoint.count == 0)
     }
@@ -145,9 +147,12 @@ import Testing
         let pss = JWTKeyCollection()
         await pss.add(pss: rsa.rsaPrivateKey!, digestAlgorithm: .sha256, kid: "rsa-1")
         let token = try await pss.sign(TestClaims(), kid: "rsa-1")
-        await #expect(throws: OAuthError.idTokenRejected(
-            "the key 'rsa-1' at https://idp.example/jwks cannot verify the ID token's 'PS256' signature (another key type or algorithm)")) {
-            try await IDTokenValidator(httpClient: try FakeHTTPClient.keySets([[rsa]])).validate(token, server: self.server, clientId: "cli", nonce: "n-1", now: Self.now)
+        await #expect(
+            throws: OAuthError.idTokenRejected(
+                "the key 'rsa-1' at https://idp.example/jwks cannot verify the ID token's 'PS256' signature (another key type or algorithm)")
+        ) {
+            try await IDTokenValidator(httpClient: try FakeHTTPClient.keySets([[rsa]])).validate(
+                token, server: self.server, clientId: "cli", nonce: "n-1", now: Self.now)
         }
     }
 
@@ -180,14 +185,18 @@ import Testing
         _ = try await validator.validateRefreshed(try await key.sign(refreshed), original: original, server: server, clientId: "cli", now: Self.now)
         refreshed.sub = "user-2"
         await #expect(throws: OAuthError.idTokenRejected("the refreshed ID token is for the subject 'user-2', not 'user-1' who signed in")) {
-            try await validator.validateRefreshed(try await key.sign(refreshed), original: original, server: self.server, clientId: "cli", now: Self.now)
+            try await validator.validateRefreshed(
+                try await key.sign(refreshed), original: original, server: self.server, clientId: "cli", now: Self.now)
         }
     }
 
     @Test func theRejectionIsAServerRefusal() {
         let error = OAuthError.idTokenRejected("the ID token's nonce does not match this login's")
         #expect(error.recovery == .serverRefused)
-        #expect(error.description == "The ID token was refused: the ID token's nonce does not match this login's. Try again; if it persists, check the issuer, the client id and this machine's clock.")
+        #expect(
+            error.description
+                == "The ID token was refused: the ID token's nonce does not match this login's. Try again; if it persists, check the issuer, the client id and this machine's clock."
+        )
     }
 }
 
@@ -230,9 +239,12 @@ struct TestKey: Sendable {
     static func rsa(kid: String, pss: Bool = false) throws -> TestKey {
         let privateKey = try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
         let primitives = try privateKey.publicKey.getKeyPrimitives()
-        return TestKey(kid: kid, privateKey: .rsa(privateKey, pss: pss), publicJWK: [
-            "kty": "RSA", "kid": kid, "use": "sig", "alg": pss ? "PS256" : "RS256",
-            "n": Base64URL.encode(primitives.modulus), "e": Base64URL.encode(primitives.publicExponent)])
+        return TestKey(
+            kid: kid, privateKey: .rsa(privateKey, pss: pss),
+            publicJWK: [
+                "kty": "RSA", "kid": kid, "use": "sig", "alg": pss ? "PS256" : "RS256",
+                "n": Base64URL.encode(primitives.modulus), "e": Base64URL.encode(primitives.publicExponent),
+            ])
     }
 
     static func es256(kid: String) throws -> TestKey {
@@ -243,8 +255,11 @@ struct TestKey: Sendable {
 
     static func eddsa(kid: String) throws -> TestKey {
         let privateKey = try EdDSA.PrivateKey(curve: .ed25519)
-        return TestKey(kid: kid, privateKey: .eddsa(privateKey), publicJWK: [
-            "kty": "OKP", "kid": kid, "crv": "Ed25519", "x": Base64URL.encode(privateKey.publicKey.rawRepresentation)])
+        return TestKey(
+            kid: kid, privateKey: .eddsa(privateKey),
+            publicJWK: [
+                "kty": "OKP", "kid": kid, "crv": "Ed25519", "x": Base64URL.encode(privateKey.publicKey.rawRepresentation),
+            ])
     }
 
     /// The RSA private key, for tests that sign with it some other way.

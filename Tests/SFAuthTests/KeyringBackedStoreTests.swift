@@ -11,12 +11,15 @@ import Testing
 
     func credentials(refreshToken: String?, expiresIn: TimeInterval = 1) -> OAuthCredentials {
         let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/token")
-        let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "cli"), redirectURI: "http://127.0.0.1:1/cb",
-                                           state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
+        let request = AuthorizationRequest(
+            server: server, client: ClientConfiguration(clientId: "cli"), redirectURI: "http://127.0.0.1:1/cb",
+            state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
         let payload = Base64URL.encode(Array(#"{"sub":"u1"}"#.utf8))
-        return OAuthCredentials(response: TokenResponse(accessToken: "at-0", expiresIn: expiresIn, refreshToken: refreshToken,
-                                                        idToken: "h.\(payload).s"),
-                                request: request, now: Date(timeIntervalSince1970: 0))
+        return OAuthCredentials(
+            response: TokenResponse(
+                accessToken: "at-0", expiresIn: expiresIn, refreshToken: refreshToken,
+                idToken: "h.\(payload).s"),
+            request: request, now: Date(timeIntervalSince1970: 0))
     }
 
     @Test func refreshTokenGoesToTheSecretStoreNotTheFile() throws {
@@ -34,8 +37,9 @@ import Testing
     @Test func readingAValidTokenNeverAsksTheSecretStore() async throws {
         let store = FileCredentialStore(directory: directory, secretStore: secrets)
         try store.save(credentials(refreshToken: "rt", expiresIn: 3600))
-        let source = TokenSource(store: store, httpClient: FakeHTTPClient.refusingEveryRequest(),
-                                 clock: TestClock(now: Date(timeIntervalSince1970: 10)))
+        let source = TokenSource(
+            store: store, httpClient: FakeHTTPClient.refusingEveryRequest(),
+            clock: TestClock(now: Date(timeIntervalSince1970: 10)))
         #expect(try await source.credentials().accessToken == "at-0")
         #expect(secrets.lookups == 0)
     }
@@ -127,14 +131,19 @@ final class MemorySecretStore: SecretStore, @unchecked Sendable {
     func anAccountKeepsItsPlaceWhateverTheStorePrefersForNewOnes(storePrefersTheKeyring: Bool) async throws {
         let secrets = MemorySecretStore()
         let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/token")
-        let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "cli"), redirectURI: "http://127.0.0.1:1/cb",
-                                           state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
+        let request = AuthorizationRequest(
+            server: server, client: ClientConfiguration(clientId: "cli"), redirectURI: "http://127.0.0.1:1/cb",
+            state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
         // Signed in with the file store: the refresh token is in the file.
-        try FileCredentialStore(directory: directory).save(OAuthCredentials(
-            response: TokenResponse(accessToken: "at-0", expiresIn: 1, refreshToken: "rt-0"), request: request, now: Date(timeIntervalSince1970: 0)))
+        try FileCredentialStore(directory: directory).save(
+            OAuthCredentials(
+                response: TokenResponse(accessToken: "at-0", expiresIn: 1, refreshToken: "rt-0"), request: request,
+                now: Date(timeIntervalSince1970: 0)))
         // A later refresh through a store that has a keyring, whether or not it prefers it for new sign-ins.
         let store = FileCredentialStore(directory: directory, secretStore: secrets, placesNewRefreshTokensInSecretStore: storePrefersTheKeyring)
-        let endpoint = FakeHTTPClient { _ in HTTPResponse(status: 200, body: Array(#"{"access_token":"at-1","expires_in":60,"refresh_token":"rt-1"}"#.utf8)) }
+        let endpoint = FakeHTTPClient { _ in
+            HTTPResponse(status: 200, body: Array(#"{"access_token":"at-1","expires_in":60,"refresh_token":"rt-1"}"#.utf8))
+        }
         _ = try await TokenSource(store: store, httpClient: endpoint, clock: TestClock(now: Date(timeIntervalSince1970: 100))).credentials()
         #expect(try store.loadDefault()?.refreshToken == "rt-1")
         #expect(secrets.lookups == 0 && secrets.value(account: "idp.example/client:cli") == nil)

@@ -39,8 +39,9 @@ struct LoopbackListenerTests {
         let error = #expect(throws: OAuthError.portInUse(port: port, address: "127.0.0.1", heldBy: nil)) {
             _ = try LoopbackListener(configuration: .init(port: port))
         }
-        #expect(error?.description == "Configuration error: port \(port) on 127.0.0.1 is already in use. "
-            + "Stop the program that holds it, or sign in on another port (registering that redirect URI where the server matches it exactly).")
+        #expect(
+            error?.description == "Configuration error: port \(port) on 127.0.0.1 is already in use. "
+                + "Stop the program that holds it, or sign in on another port (registering that redirect URI where the server matches it exactly).")
         #expect(error?.recovery == .fixConfiguration)
         // Once the first one is closed the port can be bound again at once (SO_REUSEADDR).
         first.cancel()
@@ -191,8 +192,9 @@ struct LoopbackListenerTests {
     @Test("error=access_denied with our state returns .denied")
     func denied() async throws {
         // The grace period shortened from 3 s to 0.3 s (the state machine tables the real one).
-        let listener = try LoopbackListener(configuration: .init(callbackPath: "/OauthRedirect"),
-                                            limits: .init(drainTimeout: 200, finishGracePeriod: 300))
+        let listener = try LoopbackListener(
+            configuration: .init(callbackPath: "/OauthRedirect"),
+            limits: .init(drainTimeout: 200, finishGracePeriod: 300))
         defer { listener.cancel() }
         let wait = Task { try await listener.waitForCallback(expectedState: "right", timeout: .seconds(20)) }
         let held = try await LoopbackTestClient.sendHeld(
@@ -303,10 +305,13 @@ struct LoopbackListenerTests {
             Issue.record("waitForCallback returned")
         } catch .timedOut(let seconds, let hint) {
             #expect(seconds == 0)
-            #expect(hint == Problem("No redirect arrived. If the browser showed an error from the server — an unknown client id, or a redirect URI "
-                + "that is not registered — check the client id, or make sure the client accepts 127.0.0.1 redirects on any port (RFC 8252 §7.3); "
-                + "otherwise sign in again.",
-                                    remedy: .chooseCallbackPort))
+            #expect(
+                hint
+                    == Problem(
+                        "No redirect arrived. If the browser showed an error from the server — an unknown client id, or a redirect URI "
+                            + "that is not registered — check the client id, or make sure the client accepts 127.0.0.1 redirects on any port (RFC 8252 §7.3); "
+                            + "otherwise sign in again.",
+                        remedy: .chooseCallbackPort))
         } catch {
             Issue.record("unexpected error \(error)")
         }
@@ -362,7 +367,10 @@ struct LoopbackListenerTests {
         let port = listener.port
         let wait = Task { try await listener.waitForCallback(expectedState: "s", timeout: .seconds(30)) }
         try await ready(listener)
-        Thread.detachNewThread { listener.cancel(); listener.cancel() }
+        Thread.detachNewThread {
+            listener.cancel()
+            listener.cancel()
+        }
         await #expect(throws: OAuthError.cancelled) { try await wait.value }
         listener.cancel()
         #expect(LoopbackTestClient.connectErrno(host: "127.0.0.1", port: port) == ECONNREFUSED)
@@ -433,8 +441,9 @@ struct LoopbackListenerTests {
         #expect(try await wait.value == .authorized(AuthorizationResponse(code: "c", state: "st")))
     }
 
-    @Test("requests naming another host are refused on every path, and the wait goes on",
-          arguments: ["evil.example:PORT", "127.0.0.1", "127.0.0.1:1", "localhost.evil.example:PORT", "", "MISSING", "TWICE"])
+    @Test(
+        "requests naming another host are refused on every path, and the wait goes on",
+        arguments: ["evil.example:PORT", "127.0.0.1", "127.0.0.1:1", "localhost.evil.example:PORT", "", "MISSING", "TWICE"])
     func foreignHostIsRefused(host: String) async throws {
         let listener = try LoopbackListener()
         defer { listener.cancel() }
@@ -558,7 +567,10 @@ final class LoopbackTestClient: @unchecked Sendable {
                 throw Failure(description: "no complete response within \(timeoutMilliseconds) ms; got \(data.count) bytes")
             }
             let count = recv(fd, &buffer, buffer.count, 0)
-            if count > 0 { data += buffer[0..<count]; continue }
+            if count > 0 {
+                data += buffer[0..<count]
+                continue
+            }
             if count < 0, errno == EINTR { continue }
             if count < 0, data.isEmpty { throw Failure(description: "recv: \(String(cString: strerror(errno)))") }
             break
@@ -611,8 +623,9 @@ final class LoopbackTestClient: @unchecked Sendable {
 
     /// `GET target` and the response.
     static func get(_ target: String, host: String = "127.0.0.1", port: UInt16) async throws -> Response {
-        try await exchange("GET \(target) HTTP/1.1\r\nHost: \(host.contains(":") ? "[\(host)]" : host):\(port)\r\nAccept: text/html\r\n\r\n",
-                           host: host, port: port)
+        try await exchange(
+            "GET \(target) HTTP/1.1\r\nHost: \(host.contains(":") ? "[\(host)]" : host):\(port)\r\nAccept: text/html\r\n\r\n",
+            host: host, port: port)
     }
 
     /// Sends `GET target` and returns the open connection (the listener holds the callback).
@@ -625,7 +638,10 @@ final class LoopbackTestClient: @unchecked Sendable {
     /// 0 when a connection to `host:port` succeeds (it is closed again), else the `errno`.
     static func connectErrno(host: String, port: UInt16) -> Int32 {
         let (fd, code) = connect(host: host, port: port)
-        if fd >= 0 { Glibc.close(fd); return 0 }
+        if fd >= 0 {
+            Glibc.close(fd)
+            return 0
+        }
         return code
     }
 
@@ -650,16 +666,18 @@ final class LoopbackTestClient: @unchecked Sendable {
             // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
             let fields = line.split(separator: " ")
             guard fields.count > 9, let local = fields[1].split(separator: ":").last,
-                  UInt16(local, radix: 16) == port, let inode = UInt64(fields[9]), inode != 0 else { continue }
+                UInt16(local, radix: 16) == port, let inode = UInt64(fields[9]), inode != 0
+            else { continue }
             inodes.insert(inode)
         }
         // Found first, copied afterwards: a copy could take the number of an entry not yet looked at.
         var found: [(fd: Int32, inode: UInt64)] = []
         for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
             guard let fd = Int32(name),
-                  let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
-                  target.hasPrefix("socket:["), let inode = UInt64(target.dropFirst(8).dropLast()),
-                  inodes.remove(inode) != nil else { continue }
+                let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
+                target.hasPrefix("socket:["), let inode = UInt64(target.dropFirst(8).dropLast()),
+                inodes.remove(inode) != nil
+            else { continue }
             found.append((fd, inode))
         }
         var copies: [Int32] = []

@@ -14,9 +14,11 @@ struct LoopbackStateMachineTests {
     static let timedOut = OAuthError.timedOut(seconds: 60, hint: "no redirect")
 
     static func machine(limits: Machine.Limits = .init(), now: Int64 = 0) -> Machine {
-        Machine(configuration: .init(port: port, callbackPath: "/callback", expectedState: "st",
-                                     timeout: 60_000, timeoutError: timedOut),
-                limits: limits, now: now)
+        Machine(
+            configuration: .init(
+                port: port, callbackPath: "/callback", expectedState: "st",
+                timeout: 60_000, timeoutError: timedOut),
+            limits: limits, now: now)
     }
 
     /// A request head as a browser sends it, with the `Host` field given (nil: none).
@@ -88,28 +90,39 @@ struct LoopbackStateMachineTests {
     @Test("a denied redirect with our state resolves the wait too")
     func deniedResolves() {
         var machine = Self.machine()
-        let actions = Self.run(&machine, [(0, .accepted(1)),
-                                          (0, .received(1, Self.head("/callback?error=access_denied&state=st")))])
+        let actions = Self.run(
+            &machine,
+            [
+                (0, .accepted(1)),
+                (0, .received(1, Self.head("/callback?error=access_denied&state=st"))),
+            ])
         #expect(actions == ["hold 1", "resolve error=access_denied"])
     }
 
-    @Test("a wrong, missing or malformed state gets 400 and the wait goes on; a second callback is refused",
-          arguments: ["code=abc&state=wrong", "code=abc", "code=%zz&state=st", "state=st", "code=a&code=b&state=st"])
+    @Test(
+        "a wrong, missing or malformed state gets 400 and the wait goes on; a second callback is refused",
+        arguments: ["code=abc&state=wrong", "code=abc", "code=%zz&state=st", "state=st", "code=a&code=b&state=st"])
     func rejectedCallbacks(query: String) {
         var machine = Self.machine()
-        #expect(Self.run(&machine, [(0, .accepted(1)), (0, .received(1, Self.head("/callback?\(query)")))])
-            == ["send 1 400", "shutdownWrite 1"])
-        #expect(Self.run(&machine, [(0, .accepted(2)), (0, .received(2, Self.head("/callback?code=c&state=st")))])
-            == ["hold 2", "resolve code=c"])
-        #expect(Self.run(&machine, [(0, .accepted(3)), (0, .received(3, Self.head("/callback?code=x&state=st")))])
-            == ["send 3 400", "shutdownWrite 3"])
+        #expect(
+            Self.run(&machine, [(0, .accepted(1)), (0, .received(1, Self.head("/callback?\(query)")))])
+                == ["send 1 400", "shutdownWrite 1"])
+        #expect(
+            Self.run(&machine, [(0, .accepted(2)), (0, .received(2, Self.head("/callback?code=c&state=st")))])
+                == ["hold 2", "resolve code=c"])
+        #expect(
+            Self.run(&machine, [(0, .accepted(3)), (0, .received(3, Self.head("/callback?code=x&state=st")))])
+                == ["send 3 400", "shutdownWrite 3"])
     }
 
-    @Test("404 for the favicon, other paths, near misses, POST and HEAD (no body); 400 for a malformed request line",
-          arguments: [("GET", "/favicon.ico", "404"), ("GET", "/", "404"), ("GET", "/callback/", "404"),
-                      ("GET", "/callbackx?code=c&state=st", "404"), ("GET", "/CALLBACK?code=c&state=st", "404"),
-                      ("POST", "/callback?code=c&state=st", "404"), ("HEAD", "/callback?code=c&state=st", "404"),
-                      ("GET", "/sfauth/signed-in", "404"), ("NONSENSE", "", "400")])
+    @Test(
+        "404 for the favicon, other paths, near misses, POST and HEAD (no body); 400 for a malformed request line",
+        arguments: [
+            ("GET", "/favicon.ico", "404"), ("GET", "/", "404"), ("GET", "/callback/", "404"),
+            ("GET", "/callbackx?code=c&state=st", "404"), ("GET", "/CALLBACK?code=c&state=st", "404"),
+            ("POST", "/callback?code=c&state=st", "404"), ("HEAD", "/callback?code=c&state=st", "404"),
+            ("GET", "/sfauth/signed-in", "404"), ("NONSENSE", "", "400"),
+        ])
     func otherRequests(method: String, target: String, status: String) {
         var machine = Self.machine()
         let bytes = method == "NONSENSE" ? Array("NONSENSE\r\n\r\n".utf8) : Self.head(target, method: method)
@@ -127,8 +140,9 @@ struct LoopbackStateMachineTests {
 
     // MARK: The Host field
 
-    @Test("requests naming another host are refused on every path, and the wait goes on",
-          arguments: ["evil.example:PORT", "127.0.0.1", "127.0.0.1:1", "localhost.evil.example:PORT", "", "MISSING", "TWICE"])
+    @Test(
+        "requests naming another host are refused on every path, and the wait goes on",
+        arguments: ["evil.example:PORT", "127.0.0.1", "127.0.0.1:1", "localhost.evil.example:PORT", "", "MISSING", "TWICE"])
     func foreignHost(host: String) {
         var machine = Self.machine()
         let port = Self.port
@@ -140,18 +154,21 @@ struct LoopbackStateMachineTests {
             case "TWICE": head = Self.head(target, extra: "Host: 127.0.0.1:\(port)\r\n")
             default: head = Self.head(target, host: host.replacing("PORT", with: "\(port)"))
             }
-            #expect(Self.run(&machine, [(0, .accepted(id)), (0, .received(id, head))]) == ["send \(id) 400", "shutdownWrite \(id)"],
-                    "\(target) with \(host)")
+            #expect(
+                Self.run(&machine, [(0, .accepted(id)), (0, .received(id, head))]) == ["send \(id) 400", "shutdownWrite \(id)"],
+                "\(target) with \(host)")
         }
-        #expect(Self.run(&machine, [(0, .accepted(9)), (0, .received(9, Self.head("/callback?code=c&state=st", host: "Localhost:\(port)")))])
-            == ["hold 9", "resolve code=c"])
+        #expect(
+            Self.run(&machine, [(0, .accepted(9)), (0, .received(9, Self.head("/callback?code=c&state=st", host: "Localhost:\(port)")))])
+                == ["hold 9", "resolve code=c"])
     }
 
     @Test("the listener's own names are accepted", arguments: ["127.0.0.1:5555", "localhost:5555", "[::1]:5555", "LOCALHOST:5555"])
     func ownHost(host: String) {
         var machine = Self.machine()
-        #expect(Self.run(&machine, [(0, .accepted(1)), (0, .received(1, Self.head("/callback?code=c&state=st", host: host)))])
-            == ["hold 1", "resolve code=c"])
+        #expect(
+            Self.run(&machine, [(0, .accepted(1)), (0, .received(1, Self.head("/callback?code=c&state=st", host: host)))])
+                == ["hold 1", "resolve code=c"])
     }
 
     // MARK: Request heads
@@ -197,8 +214,9 @@ struct LoopbackStateMachineTests {
         let idle: [(Int64, Machine.Event)] = (1...4).map { (0, .accepted(Int32($0))) }
         #expect(Self.run(&machine, idle) == [])
         // The callback on a fifth connection is answered at once; the idle ones are untouched.
-        #expect(Self.run(&machine, [(50, .accepted(5)), (50, .received(5, Self.head("/callback?code=abc&state=st")))])
-            == ["hold 5", "resolve code=abc"])
+        #expect(
+            Self.run(&machine, [(50, .accepted(5)), (50, .received(5, Self.head("/callback?code=abc&state=st")))])
+                == ["hold 5", "resolve code=abc"])
         #expect(machine.connectionIDs == [1, 2, 3, 4, 5])
         // They are closed when idle for 10 s.
         #expect(Self.run(&machine, [(9_999, .tick)]) == [])
@@ -212,8 +230,9 @@ struct LoopbackStateMachineTests {
         #expect(actions == (1...8).map { "close \($0)" })
         #expect(machine.connectionIDs == Array(9...40))
         // The callback is the 41st: one more idle connection (the oldest) makes room.
-        #expect(Self.run(&machine, [(0, .accepted(41)), (0, .received(41, Self.head("/callback?code=abc&state=st")))])
-            == ["close 9", "hold 41", "resolve code=abc"])
+        #expect(
+            Self.run(&machine, [(0, .accepted(41)), (0, .received(41, Self.head("/callback?code=abc&state=st")))])
+                == ["close 9", "hold 41", "resolve code=abc"])
     }
 
     @Test("with every connection busy, a new one is closed at once")
@@ -239,7 +258,10 @@ struct LoopbackStateMachineTests {
     func partialWrites() {
         var machine = Self.machine()
         let actions = machine.handle(.accepted(1), at: 0) + machine.handle(.received(1, Self.head("/favicon.ico")), at: 0)
-        guard case .send(1, let response) = actions.first else { Issue.record("no send"); return }
+        guard case .send(1, let response) = actions.first else {
+            Issue.record("no send")
+            return
+        }
         #expect(machine.handle(.sent(1, count: 10), at: 100).isEmpty)
         #expect(machine.interest(of: 1) == .write)
         #expect(machine.nextDeadline(after: 100) == 10_100)
@@ -254,13 +276,20 @@ struct LoopbackStateMachineTests {
     func clientsThatGoAway() {
         var machine = Self.machine()
         #expect(Self.run(&machine, [(0, .accepted(1)), (0, .received(1, Array("GET /callb".utf8))), (0, .peerFinished(1))]) == ["close 1"])
-        #expect(Self.run(&machine, [(0, .accepted(2)), (0, .received(2, Array("GET /callback?code=c&st".utf8))),
-                                    (0, .peerFailed(2, reset: true))]) == ["close 2"])
-        #expect(Self.run(&machine, [(0, .accepted(3)), (0, .received(3, Self.head("/favicon.ico")))], writesComplete: false)
-            == ["send 3 404"])
+        #expect(
+            Self.run(
+                &machine,
+                [
+                    (0, .accepted(2)), (0, .received(2, Array("GET /callback?code=c&st".utf8))),
+                    (0, .peerFailed(2, reset: true)),
+                ]) == ["close 2"])
+        #expect(
+            Self.run(&machine, [(0, .accepted(3)), (0, .received(3, Self.head("/favicon.ico")))], writesComplete: false)
+                == ["send 3 404"])
         #expect(Self.run(&machine, [(0, .peerFailed(3, reset: true))]) == ["close 3"])
-        #expect(Self.run(&machine, [(0, .accepted(4)), (0, .received(4, Self.head("/callback?code=c&state=st")))])
-            == ["hold 4", "resolve code=c"])
+        #expect(
+            Self.run(&machine, [(0, .accepted(4)), (0, .received(4, Self.head("/callback?code=c&state=st")))])
+                == ["hold 4", "resolve code=c"])
     }
 
     // MARK: Finishing
@@ -296,7 +325,8 @@ struct LoopbackStateMachineTests {
         var machine = Self.holding()
         #expect(Self.run(&machine, [(0, .finish(.failed(message: "no"))), (0, .peerFinished(1))]) == ["send 1 303", "shutdownWrite 1", "close 1"])
         #expect(Self.run(&machine, [(0, .accepted(2)), (0, .received(2, Self.head("/sfauth/signed-in")))]) == ["send 2 404", "shutdownWrite 2"])
-        #expect(Self.run(&machine, [(0, .accepted(3)), (0, .received(3, Self.head("/sfauth/failed")))]) == ["send 3 200", "shutdownWrite 3", "stop"])
+        #expect(
+            Self.run(&machine, [(0, .accepted(3)), (0, .received(3, Self.head("/sfauth/failed")))]) == ["send 3 200", "shutdownWrite 3", "stop"])
     }
 
     @Test("the browser never asks for the result page: the redirect drains 2 s, the listener stops after 3 s")
@@ -313,14 +343,17 @@ struct LoopbackStateMachineTests {
     @Test("the tab is closed: a reset during the redirect's drain, or a failed write, stops at once")
     func browserGoneDuringTheRedirect() {
         var reset = Self.holding()
-        #expect(Self.run(&reset, [(0, .finish(.signedIn(detail: ""))), (5, .peerFailed(1, reset: true))])
-            == ["send 1 303", "shutdownWrite 1", "stop"])
+        #expect(
+            Self.run(&reset, [(0, .finish(.signedIn(detail: ""))), (5, .peerFailed(1, reset: true))])
+                == ["send 1 303", "shutdownWrite 1", "stop"])
         var failedWrite = Self.holding()
-        #expect(Self.run(&failedWrite, [(0, .finish(.signedIn(detail: ""))), (0, .peerFailed(1, reset: false))], writesComplete: false)
-            == ["send 1 303", "stop"])
+        #expect(
+            Self.run(&failedWrite, [(0, .finish(.signedIn(detail: ""))), (0, .peerFailed(1, reset: false))], writesComplete: false)
+                == ["send 1 303", "stop"])
         var stalled = Self.holding()
-        #expect(Self.run(&stalled, [(0, .finish(.signedIn(detail: ""))), (0, .sent(1, count: 0)), (10_000, .tick)], writesComplete: false)
-            == ["send 1 303", "stop"])
+        #expect(
+            Self.run(&stalled, [(0, .finish(.signedIn(detail: ""))), (0, .sent(1, count: 0)), (10_000, .tick)], writesComplete: false)
+                == ["send 1 303", "stop"])
     }
 
     @Test("finish after the browser left the held connection stops at once")
@@ -339,8 +372,9 @@ struct LoopbackStateMachineTests {
         var machine = Self.machine()
         #expect(Self.run(&machine, [(0, .finish(.signedIn(detail: "")))]) == ["stop"])
         var twice = Self.holding()
-        #expect(Self.run(&twice, [(0, .finish(.signedIn(detail: ""))), (0, .finish(.failed(message: "x")))], writesComplete: false)
-            == ["send 1 303"])
+        #expect(
+            Self.run(&twice, [(0, .finish(.signedIn(detail: ""))), (0, .finish(.failed(message: "x")))], writesComplete: false)
+                == ["send 1 303"])
     }
 
     // MARK: Ending without a callback

@@ -13,18 +13,26 @@ import Testing
         store = FileCredentialStore(directory: FileManager.default.temporaryDirectory.path + "/sfauth-coord-" + UUID().uuidString)
     }
 
-    func coordinator(browser: RedirectingBrowser, tokenEndpoint: any HTTPClient, delegate: Recorder,
-                     scopes: [String] = ["api"]) -> OAuthCoordinator {
-        OAuthCoordinator(configuration: .init(server: server, client: ClientConfiguration(clientId: "cli", scopes: scopes),
-                                              timeout: .seconds(20), browserLauncher: browser),
-                         delegate: delegate, httpClient: tokenEndpoint, store: store,
-                         clock: TestClock(now: Date(timeIntervalSince1970: 1_000_000)))
+    func coordinator(
+        browser: RedirectingBrowser, tokenEndpoint: any HTTPClient, delegate: Recorder,
+        scopes: [String] = ["api"]
+    ) -> OAuthCoordinator {
+        OAuthCoordinator(
+            configuration: .init(
+                server: server, client: ClientConfiguration(clientId: "cli", scopes: scopes),
+                timeout: .seconds(20), browserLauncher: browser),
+            delegate: delegate, httpClient: tokenEndpoint, store: store,
+            clock: TestClock(now: Date(timeIntervalSince1970: 1_000_000)))
     }
 
     @Test func successStoresCredentialsBeforeDidAuthenticate() async throws {
         let delegate = Recorder(store: store)
-        let endpoint = FakeHTTPClient(always: .response(HTTPResponse(status: 200, headers: ["content-type": "application/json"], body: Array(
-            #"{"access_token":"at-1","token_type":"Bearer","expires_in":"7200","refresh_token":"rt-1","scope":"api"}"#.utf8))))
+        let endpoint = FakeHTTPClient(
+            always: .response(
+                HTTPResponse(
+                    status: 200, headers: ["content-type": "application/json"],
+                    body: Array(
+                        #"{"access_token":"at-1","token_type":"Bearer","expires_in":"7200","refresh_token":"rt-1","scope":"api"}"#.utf8))))
         let credentials = try await coordinator(browser: RedirectingBrowser(), tokenEndpoint: endpoint, delegate: delegate).authenticate()
 
         #expect(credentials.accessToken == "at-1")
@@ -38,13 +46,22 @@ import Testing
     }
 
     @Test(arguments: [
-        (FakeHTTPClient.Reply.response(HTTPResponse(status: 400, headers: ["content-type": "application/json"],
-            body: Array(#"{"error":"invalid_grant","error_description":"invalid code verifier"}"#.utf8))),
-         OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_grant", description: "invalid code verifier", httpStatus: 400))),
-        (.failure(HTTPTransportError(kind: .connect, message: "could not connect to idp.example:443")),
-         OAuthError.network("could not connect to idp.example:443")),
-        (.response(HTTPResponse(status: 200, body: Array("<html><title>Login</title></html>".utf8))),
-         OAuthError.invalidServerResponse("the token endpoint https://idp.example/token answered HTTP 200 with an HTML page (title: Login) instead of a JSON object")),
+        (
+            FakeHTTPClient.Reply.response(
+                HTTPResponse(
+                    status: 400, headers: ["content-type": "application/json"],
+                    body: Array(#"{"error":"invalid_grant","error_description":"invalid code verifier"}"#.utf8))),
+            OAuthError.tokenRequestRejected(OAuthServerError(code: "invalid_grant", description: "invalid code verifier", httpStatus: 400))
+        ),
+        (
+            .failure(HTTPTransportError(kind: .connect, message: "could not connect to idp.example:443")),
+            OAuthError.network("could not connect to idp.example:443")
+        ),
+        (
+            .response(HTTPResponse(status: 200, body: Array("<html><title>Login</title></html>".utf8))),
+            OAuthError.invalidServerResponse(
+                "the token endpoint https://idp.example/token answered HTTP 200 with an HTML page (title: Login) instead of a JSON object")
+        ),
     ])
     func failedExchangeStoresNothingAndTellsTheDelegate(reply: FakeHTTPClient.Reply, expected: OAuthError) async throws {
         let delegate = Recorder(store: store)
@@ -58,12 +75,17 @@ import Testing
         #expect(page.contains("Sign-in failed") || page.lowercased().contains("failed"))
     }
 
-    func signIn(to server: AuthorizationServer, browser: RedirectingBrowser = RedirectingBrowser(),
-                endpoint: any HTTPClient) async throws(OAuthError) -> OAuthCredentials {
-        try await OAuthCoordinator(configuration: .init(server: server, client: ClientConfiguration(clientId: "cli"), timeout: .seconds(20),
-                                                        browserLauncher: browser),
-                                   delegate: nil, httpClient: endpoint, store: store, clock: TestClock(now: Date(timeIntervalSince1970: 1_000_000)))
-            .authenticate()
+    func signIn(
+        to server: AuthorizationServer, browser: RedirectingBrowser = RedirectingBrowser(),
+        endpoint: any HTTPClient
+    ) async throws(OAuthError) -> OAuthCredentials {
+        try await OAuthCoordinator(
+            configuration: .init(
+                server: server, client: ClientConfiguration(clientId: "cli"), timeout: .seconds(20),
+                browserLauncher: browser),
+            delegate: nil, httpClient: endpoint, store: store, clock: TestClock(now: Date(timeIntervalSince1970: 1_000_000))
+        )
+        .authenticate()
     }
 
     @Test func signInsWhoseUserIsUnknownNeverReplaceOrRevokeEachOther() async throws {
@@ -84,8 +106,11 @@ import Testing
         // The token response doubles as the userinfo answer, which names the user.
         var withUserinfo = server
         withUserinfo.userinfoEndpoint = "https://idp.example/userinfo"
-        let endpoint = FakeHTTPClient(always: .response(HTTPResponse(status: 200, headers: ["content-type": "application/json"],
-                                                                   body: Array(#"{"access_token":"at","sub":"alice"}"#.utf8))))
+        let endpoint = FakeHTTPClient(
+            always: .response(
+                HTTPResponse(
+                    status: 200, headers: ["content-type": "application/json"],
+                    body: Array(#"{"access_token":"at","sub":"alice"}"#.utf8))))
         let first = try await signIn(to: withUserinfo, browser: RedirectingBrowser(issuer: "https://idp.example"), endpoint: endpoint)
         #expect(first.identifier == "idp.example/alice")
         #expect(first.authorizationResponseIssuer == "https://idp.example")
@@ -105,8 +130,11 @@ import Testing
         let endpoint = FakeHTTPClient(always: .response(HTTPResponse(status: 200, body: Array(#"{"access_token":"at"}"#.utf8))))
         let browser = RedirectingBrowser(failLaunch: true)
         _ = try await coordinator(browser: browser, tokenEndpoint: endpoint, delegate: delegate).authenticate()
-        #expect(delegate.events == ["willBegin", "willOpenBrowser", "browserNotOpened(launchFailed)", "didReceiveAuthorizationCode",
-                                    "didAuthenticate(stored)"])
+        #expect(
+            delegate.events == [
+                "willBegin", "willOpenBrowser", "browserNotOpened(launchFailed)", "didReceiveAuthorizationCode",
+                "didAuthenticate(stored)",
+            ])
     }
 
     @Test func accessTokenRefreshesAndTellsTheDelegate() async throws {
@@ -135,7 +163,8 @@ import Testing
     @Test func rejectedRefreshFallsBackToTheBrowserWhenInteractive() async throws {
         try seedExpiredCredentials()
         let delegate = Recorder(store: store)
-        let credentials = try await coordinator(browser: RedirectingBrowser(), tokenEndpoint: Self.refusingRefreshesGrantingCodes, delegate: delegate).accessToken()
+        let credentials = try await coordinator(browser: RedirectingBrowser(), tokenEndpoint: Self.refusingRefreshesGrantingCodes, delegate: delegate)
+            .accessToken()
         #expect(credentials.accessToken == "browser-at")
         #expect(delegate.authTypes.first == .refresh)
         #expect(delegate.authTypes.last == .browser)
@@ -150,10 +179,13 @@ import Testing
     }
 
     func seedExpiredCredentials() throws {
-        let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "cli"), redirectURI: "http://127.0.0.1:1/cb",
-                                           state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
-        try store.save(OAuthCredentials(response: TokenResponse(accessToken: "at-1", expiresIn: 1, refreshToken: "rt-1"),
-                                        request: request, now: Date(timeIntervalSince1970: 0)))
+        let request = AuthorizationRequest(
+            server: server, client: ClientConfiguration(clientId: "cli"), redirectURI: "http://127.0.0.1:1/cb",
+            state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
+        try store.save(
+            OAuthCredentials(
+                response: TokenResponse(accessToken: "at-1", expiresIn: 1, refreshToken: "rt-1"),
+                request: request, now: Date(timeIntervalSince1970: 0)))
     }
 
     @Test func responseFromAnotherIssuerIsRefusedBeforeTheExchange() async throws {
@@ -162,12 +194,14 @@ import Testing
         var server = server
         server.issuer = "https://idp.example"
         let browser = RedirectingBrowser(issuer: "https://attacker.example")
-        let coordinator = OAuthCoordinator(configuration: .init(server: server, client: ClientConfiguration(clientId: "cli"),
-                                                                timeout: .seconds(20), browserLauncher: browser),
-                                           delegate: delegate, httpClient: endpoint, store: store)
+        let coordinator = OAuthCoordinator(
+            configuration: .init(
+                server: server, client: ClientConfiguration(clientId: "cli"),
+                timeout: .seconds(20), browserLauncher: browser),
+            delegate: delegate, httpClient: endpoint, store: store)
         let error = await #expect(throws: OAuthError.self) { try await coordinator.authenticate() }
         #expect(error?.description.contains("RFC 9207") == true)
-        #expect(endpoint.requests.isEmpty)           // the code was never exchanged
+        #expect(endpoint.requests.isEmpty)  // the code was never exchanged
         #expect(!delegate.events.contains("didReceiveAuthorizationCode"))
         #expect(try store.identifiers().isEmpty)
         #expect(try #require(await browser.finalPage()).contains("RFC 9207"))
@@ -176,8 +210,9 @@ import Testing
     @Test func insecureTokenEndpointFailsBeforeAnythingOpens() async throws {
         let delegate = Recorder(store: store)
         let coordinator = OAuthCoordinator(
-            configuration: .init(server: AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "http://idp.example/t"),
-                                 client: ClientConfiguration(clientId: "cli"), browserLauncher: RedirectingBrowser()),
+            configuration: .init(
+                server: AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "http://idp.example/t"),
+                client: ClientConfiguration(clientId: "cli"), browserLauncher: RedirectingBrowser()),
             delegate: delegate, httpClient: FakeHTTPClient(always: .failure(HTTPTransportError(kind: .other, message: "unused"))))
         let error = await #expect(throws: OAuthError.self) { try await coordinator.authenticate() }
         #expect(error?.recovery == .fixConfiguration)
@@ -202,12 +237,14 @@ final class RedirectingBrowser: BrowserLauncher, @unchecked Sendable {
     func open(_ url: String) throws {
         let query = Substring(url.split(separator: "?", maxSplits: 1)[1])
         let parameters = Dictionary(FormURLEncoding.parse(query)!.map { ($0.name, $0.value) }, uniquingKeysWith: { a, _ in a })
-        let callback = parameters["redirect_uri"]! + "?code=the-code%3D%3D&state=" + FormURLEncoding.encode(parameters["state"]!)
+        let callback =
+            parameters["redirect_uri"]! + "?code=the-code%3D%3D&state=" + FormURLEncoding.encode(parameters["state"]!)
             + (issuer.map { "&iss=" + FormURLEncoding.encode($0) } ?? "")
         let task = Task<String?, Never> {
             let client = CurlHTTPClient()
             guard let redirect = try? await client.send(HTTPRequest(method: "GET", url: callback)),
-                  redirect.status == 303, let location = redirect.headers["location"] else { return nil }
+                redirect.status == 303, let location = redirect.headers["location"]
+            else { return nil }
             let origin = String(callback.prefix(while: { $0 != "/" })) + "//" + callback.dropFirst(7).prefix(while: { $0 != "/" })
             let target = location.hasPrefix("/") ? origin + location : location
             return try? await client.send(HTTPRequest(method: "GET", url: target)).bodyText

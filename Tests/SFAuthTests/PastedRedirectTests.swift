@@ -11,9 +11,11 @@ import Testing
     let tokens = FakeHTTPClient(always: .json(200, #"{"access_token":"at"}"#))
 
     func coordinator(browser: any BrowserLauncher, paste: any RedirectURLSource, delegate: Recorder) -> OAuthCoordinator {
-        OAuthCoordinator(configuration: .init(server: server, client: ClientConfiguration(clientId: "cli"), timeout: .seconds(20),
-                                              browserLauncher: browser, pastedRedirects: paste),
-                         delegate: delegate, httpClient: tokens, store: store)
+        OAuthCoordinator(
+            configuration: .init(
+                server: server, client: ClientConfiguration(clientId: "cli"), timeout: .seconds(20),
+                browserLauncher: browser, pastedRedirects: paste),
+            delegate: delegate, httpClient: tokens, store: store)
     }
 
     @Test func aPastedRedirectWinsAndTheListenerIsClosed() async throws {

@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
-@testable import SFAuth
 import Testing
+
+@testable import SFAuth
 
 // Tests of the Secret Service keyring store against a real gnome-keyring.
 //
@@ -67,7 +68,8 @@ struct SecretServiceKeyringTests {
     }
 
     @Test func accountsAndKindsDoNotSeeEachOther() throws {
-        let alice = account("alice"), bob = account("bob")
+        let alice = account("alice")
+        let bob = account("bob")
         try store.setSecret("alice-rt", account: alice, kind: "refresh_token")
         try store.setSecret("bob-rt", account: bob, kind: "refresh_token")
         try store.setSecret("alice-other", account: alice, kind: "client_secret")
@@ -92,15 +94,17 @@ struct SecretServiceKeyringTests {
         let environment = ["XDG_DATA_HOME": data, "HOME": "/nonexistent"]
         let acme = AppIdentity(name: "acme-\(run.lowercased())", displayName: "Acme CLI")
         let stores = try [AppIdentity.sfauth, acme].map { app throws(OAuthError) in
-            FileCredentialStore(directory: try StoreLocation.credentialsDirectory(app: app, environment: environment),
-                                secretStore: SecretServiceStore(app: app))
+            FileCredentialStore(
+                directory: try StoreLocation.credentialsDirectory(app: app, environment: environment),
+                secretStore: SecretServiceStore(app: app))
         }
         #expect(stores.map(\.directory) == [data + "/sfauth", data + "/" + acme.name])
         let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/t")
         let identifier = account("two-apps")
         for (store, name) in zip(stores, ["sfauth", "acme"]) {
-            var credentials = OAuthCredentials(identifier: identifier, server: server, clientId: name, redirectURI: "",
-                                               accessToken: "at-\(name)", tokenType: "Bearer", issuedAt: Date())
+            var credentials = OAuthCredentials(
+                identifier: identifier, server: server, clientId: name, redirectURI: "",
+                accessToken: "at-\(name)", tokenType: "Bearer", issuedAt: Date())
             credentials.refreshToken = "rt-\(name)"
             try store.save(credentials)
         }
@@ -123,8 +127,9 @@ struct SecretServiceKeyringTests {
         // secret-tool stores without a schema (no xdg:schema attribute), with the same attributes.
         // (First: gnome-keyring's "replace" matches on the attributes given, so a store without a
         // schema replaces any item that has them, whatever its schema.)
-        let stored = try runTool(["secret-tool", "store", "--label=not sfauth", "account", account, "kind", "refresh_token"],
-                                 input: "no-schema")
+        let stored = try runTool(
+            ["secret-tool", "store", "--label=not sfauth", "account", account, "kind", "refresh_token"],
+            input: "no-schema")
         #expect(stored.status == 0)
         let other = SecretServiceStore(timeout: .seconds(3), schemaName: "io.example.SomethingElse")
         try other.setSecret("other-schema", account: account, kind: "refresh_token")
@@ -254,8 +259,9 @@ struct SecretServiceFailureTests {
     @Test func libsecretMissing() async {
         await #expect(processExitsWith: .success) {
             setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/sfauth-test/bus", 1)
-            let store = SecretServiceStore(timeout: .seconds(3), schemaName: SecretServiceStore.schemaName,
-                                           libraryNames: ["libsecret-sfauth-missing.so.0"])
+            let store = SecretServiceStore(
+                timeout: .seconds(3), schemaName: SecretServiceStore.schemaName,
+                libraryNames: ["libsecret-sfauth-missing.so.0"])
             let message = storageMessage { _ = try store.secret(account: "a", kind: "refresh_token") }
             #expect(message?.hasPrefix("libsecret is not installed") == true, "\(message ?? "no error")")
             #expect(message?.contains("install libsecret-1-0") == true)
@@ -331,7 +337,9 @@ struct SecretServiceFailureTests {
         try KeyringTestEnvironment.check()
         let keyring = try PrivateKeyring()
         defer { keyring.stop() }
-        let address = keyring.busAddress, control = keyring.controlDirectory, password = keyring.password
+        let address = keyring.busAddress
+        let control = keyring.controlDirectory
+        let password = keyring.password
         await #expect(processExitsWith: .success) { [address = address as String, control = control as String, password = password as String] in
             setenv("DBUS_SESSION_BUS_ADDRESS", address, 1)
             let store = SecretServiceStore()
@@ -421,8 +429,10 @@ struct SecretServiceFailureTests {
                 kill(bus, SIGKILL)
                 usleep(300_000)  // GLib notices the closed connection meanwhile
                 let message = storageMessage { _ = try store.secret(account: "bus-goes-away", kind: "refresh_token") }
-                #expect(message?.hasPrefix("no D-Bus session bus to reach the Secret Service keyring (the connection to the session bus was closed)") == true,
-                        "\(message ?? "no error")")
+                #expect(
+                    message?.hasPrefix("no D-Bus session bus to reach the Secret Service keyring (the connection to the session bus was closed)")
+                        == true,
+                    "\(message ?? "no error")")
                 #expect(SecretServiceStore.probe() != .available)
             } catch {
                 Issue.record("unexpected error: \(error)")

@@ -75,8 +75,10 @@ enum LoginCollection {
     /// Locks the login collection (org.freedesktop.Secret.Service.Lock: no prompt needed).
     static func lock(busAddress: String? = nil) throws {
         let result = try runTool(
-            ["dbus-send", "--session", "--print-reply", "--reply-timeout=5000", "--dest=org.freedesktop.secrets",
-             "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock", "array:objpath:\(path)"],
+            [
+                "dbus-send", "--session", "--print-reply", "--reply-timeout=5000", "--dest=org.freedesktop.secrets",
+                "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock", "array:objpath:\(path)",
+            ],
             environment: busEnvironment(busAddress))
         guard result.status == 0 else { throw KeyringTestError("dbus-send Lock failed: \(result.output)") }
     }
@@ -84,8 +86,10 @@ enum LoginCollection {
     /// The collection's Locked property.
     static func isLocked(busAddress: String? = nil) throws -> Bool {
         let result = try runTool(
-            ["dbus-send", "--session", "--print-reply=literal", "--reply-timeout=5000", "--dest=org.freedesktop.secrets",
-             path, "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.Secret.Collection", "string:Locked"],
+            [
+                "dbus-send", "--session", "--print-reply=literal", "--reply-timeout=5000", "--dest=org.freedesktop.secrets",
+                path, "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.Secret.Collection", "string:Locked",
+            ],
             environment: busEnvironment(busAddress))
         guard result.status == 0 else { throw KeyringTestError("reading Locked failed: \(result.output)") }
         if result.output.contains("true") { return true }
@@ -96,10 +100,14 @@ enum LoginCollection {
     /// The process id of whatever owns `name` on the bus (org.freedesktop.DBus: the bus daemon).
     static func processID(of name: String, busAddress: String? = nil) throws -> pid_t {
         let result = try runTool(
-            ["dbus-send", "--session", "--print-reply=literal", "--reply-timeout=5000", "--dest=org.freedesktop.DBus",
-             "/org/freedesktop/DBus", "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:\(name)"],
+            [
+                "dbus-send", "--session", "--print-reply=literal", "--reply-timeout=5000", "--dest=org.freedesktop.DBus",
+                "/org/freedesktop/DBus", "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:\(name)",
+            ],
             environment: busEnvironment(busAddress))
-        guard result.status == 0, let pid = result.output.split(separator: " ").last.flatMap({ pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else {
+        guard result.status == 0,
+            let pid = result.output.split(separator: " ").last.flatMap({ pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+        else {
             throw KeyringTestError("GetConnectionUnixProcessID failed: \(result.output)")
         }
         return pid
@@ -174,21 +182,21 @@ final class PrivateBus: @unchecked Sendable {
             serviceDirectory = "<servicedir>\(services)</servicedir>"
         }
         let configuration = """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>session</type>
-          <listen>unix:dir=\(directory)</listen>
-          <auth>EXTERNAL</auth>
-          \(serviceDirectory)
-          <policy context="default">
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow eavesdrop="true"/>
-            <allow own="*"/>
-          </policy>
-          <limit name="service_start_timeout">30000</limit>
-        </busconfig>
-        """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:dir=\(directory)</listen>
+              <auth>EXTERNAL</auth>
+              \(serviceDirectory)
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+              <limit name="service_start_timeout">30000</limit>
+            </busconfig>
+            """
         try configuration.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -209,7 +217,8 @@ final class PrivateBus: @unchecked Sendable {
 
     func stop() {
         if let text = try? String(contentsOfFile: directory + "/activated.pid", encoding: .utf8),
-           let activated = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            let activated = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        {
             kill(activated, SIGKILL)
         }
         kill(process.processIdentifier, SIGKILL)

@@ -17,12 +17,14 @@ import Testing
         Case(environment: ["DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0"], expected: SessionKind(display: .wayland("wayland-0"))),
         // An empty variable is no display (a login shell that clears it).
         Case(environment: ["DISPLAY": "", "WAYLAND_DISPLAY": ""], expected: SessionKind()),
-        Case(environment: ["SSH_CONNECTION": "203.0.113.9 52114 10.0.0.2 22"],
-             expected: SessionKind(isSSH: true, sshClientAddress: "203.0.113.9")),
+        Case(
+            environment: ["SSH_CONNECTION": "203.0.113.9 52114 10.0.0.2 22"],
+            expected: SessionKind(isSSH: true, sshClientAddress: "203.0.113.9")),
         Case(environment: ["SSH_TTY": "/dev/pts/3"], expected: SessionKind(isSSH: true)),
         // ssh -X: a forwarded display.
-        Case(environment: ["SSH_CONNECTION": "203.0.113.9 52114 10.0.0.2 22", "DISPLAY": "localhost:10.0"],
-             expected: SessionKind(display: .x11("localhost:10.0"), isSSH: true, sshClientAddress: "203.0.113.9")),
+        Case(
+            environment: ["SSH_CONNECTION": "203.0.113.9 52114 10.0.0.2 22", "DISPLAY": "localhost:10.0"],
+            expected: SessionKind(display: .x11("localhost:10.0"), isSSH: true, sshClientAddress: "203.0.113.9")),
         Case(environment: ["WSL_DISTRO_NAME": "Ubuntu"], expected: SessionKind(isWSL: true)),
         Case(environment: ["WSL_INTEROP": "/run/WSL/8_interop"], expected: SessionKind(isWSL: true)),
         Case(environment: ["WSL_DISTRO_NAME": ""], expected: SessionKind()),

@@ -1,7 +1,8 @@
 import Foundation
-@testable import SFAuthCore
 import SFAuth
 import Testing
+
+@testable import SFAuthCore
 
 /// The token lifecycle with the real file store and lock, and a scripted token endpoint (`FakeHTTPClient`).
 @Suite struct TokenSourceTests {
@@ -10,8 +11,9 @@ import Testing
 
     func stored(expiresIn: TimeInterval?, refreshToken: String? = "rt-0") throws -> OAuthCredentials {
         let server = AuthorizationServer(authorizationEndpoint: "https://idp.example/a", tokenEndpoint: "https://idp.example/token")
-        let request = AuthorizationRequest(server: server, client: ClientConfiguration(clientId: "cli", scopes: ["api"]),
-                                           redirectURI: "http://127.0.0.1:1/cb", state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
+        let request = AuthorizationRequest(
+            server: server, client: ClientConfiguration(clientId: "cli", scopes: ["api"]),
+            redirectURI: "http://127.0.0.1:1/cb", state: "s", pkce: PKCE(verifier: "v"), nonce: nil)
         let credentials = OAuthCredentials(
             response: TokenResponse(accessToken: "at-0", expiresIn: expiresIn, refreshToken: refreshToken, scopes: ["api"], instanceURL: "https://i"),
             request: request, now: start)
@@ -29,7 +31,7 @@ import Testing
         let fresh = try await source.credentials()
         #expect(fresh.accessToken == "at-1")
         #expect(fresh.refreshToken == "rt-1")
-        #expect(fresh.instanceURL == "https://i")        // kept from before
+        #expect(fresh.instanceURL == "https://i")  // kept from before
         #expect(try store.loadDefault() == fresh)
         #expect(endpoint.bodies == ["grant_type=refresh_token&refresh_token=rt-0&client_id=cli"])
     }
@@ -58,10 +60,11 @@ import Testing
     }
 
     @Test func aBindingKnowsItsSecretAndNoOther() {
-        let one = ClientSecretBinding(secret: "s3cret"), two = ClientSecretBinding(secret: "s3cret")
+        let one = ClientSecretBinding(secret: "s3cret")
+        let two = ClientSecretBinding(secret: "s3cret")
         #expect(one.matches("s3cret") && two.matches("s3cret"))
         #expect(!one.matches("s3cret ") && !one.matches(""))
-        #expect(one.salt != two.salt && one.digest != two.digest)     // salted: equal secrets are not recognisable
+        #expect(one.salt != two.salt && one.digest != two.digest)  // salted: equal secrets are not recognisable
     }
 
     @Test func responseWithoutRefreshTokenKeepsTheOldOne() async throws {
@@ -73,7 +76,7 @@ import Testing
     }
 
     @Test func tokenWithoutStatedExpiryUsesTheAssumedLifetime() async throws {
-        _ = try stored(expiresIn: nil)   // Salesforce: no expires_in
+        _ = try stored(expiresIn: nil)  // Salesforce: no expires_in
         let endpoint = FakeHTTPClient { _ in self.json(200, #"{"access_token":"at-1"}"#) }
         let options = TokenSource.Options(leeway: 60, assumedLifetime: 7200)
         let early = TokenSource(store: store, httpClient: endpoint, options: options, clock: TestClock(now: self.start.addingTimeInterval(7000)))
@@ -128,8 +131,9 @@ import Testing
 
     @Test func noRefreshTokenMeansLoginRequired() async throws {
         _ = try stored(expiresIn: 10, refreshToken: nil)
-        let source = TokenSource(store: store, httpClient: FakeHTTPClient { _ in self.json(500, "") },
-                                 clock: TestClock(now: self.start.addingTimeInterval(100)))
+        let source = TokenSource(
+            store: store, httpClient: FakeHTTPClient { _ in self.json(500, "") },
+            clock: TestClock(now: self.start.addingTimeInterval(100)))
         let error = await #expect(throws: OAuthError.self) { try await source.credentials() }
         #expect(error?.recovery == .logInAgain)
     }

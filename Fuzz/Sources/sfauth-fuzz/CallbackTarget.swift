@@ -19,8 +19,9 @@ import SFAuth
         guard let again = FormURLEncoding.parse(Substring(encoded)) else {
             preconditionFailure("FormURLEncoding: '\(encoded)' (encoded from parsed pairs) does not parse")
         }
-        precondition(again.map(\.name) == pairs.map(\.name) && again.map(\.value) == pairs.map(\.value),
-                     "FormURLEncoding: round trip of \(pairs) gave \(again)")
+        precondition(
+            again.map(\.name) == pairs.map(\.name) && again.map(\.value) == pairs.map(\.value),
+            "FormURLEncoding: round trip of \(pairs) gave \(again)")
     }
     _ = FormURLEncoding.decode(Substring(text))
 }

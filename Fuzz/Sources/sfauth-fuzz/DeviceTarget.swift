@@ -9,8 +9,9 @@ import SFAuth
 @Sendable func fuzzDevice(_ data: UnsafeRawBufferPointer) {
     let sections = FuzzInput.sections(data, limit: 8)
     let endpoint = "https://login.salesforce.com/services/oauth2/token"
-    var authorization = DeviceAuthorization(deviceCode: "M2Y0ZTEy", userCode: "ABCD-EFGH",
-                                            verificationURI: "https://login.salesforce.com/setup/connect", expiresIn: 600, interval: 5)
+    var authorization = DeviceAuthorization(
+        deviceCode: "M2Y0ZTEy", userCode: "ABCD-EFGH",
+        verificationURI: "https://login.salesforce.com/setup/connect", expiresIn: 600, interval: 5)
     let first = FuzzInput.response(sections[0])
     do throws(OAuthError) {
         authorization = try DeviceAuthorization.decode(first, endpoint: endpoint)

@@ -43,19 +43,21 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int3
 
 /// Resolves the target early, so a wrong `SFAUTH_FUZZ_TARGET` stops before fuzzing starts.
 @_cdecl("LLVMFuzzerInitialize")
-public func fuzzInitialize(_ argc: UnsafeMutablePointer<Int32>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> Int32 {
+public func fuzzInitialize(_ argc: UnsafeMutablePointer<Int32>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?)
+    -> Int32
+{
     _ = selectedTarget
     return 0
 }
 
 #if SFAUTH_FUZZING
-/// libFuzzer's driver (compiler-rt `FuzzerDriver.cpp`), with this program's command line.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
-) -> Int32
+    /// libFuzzer's driver (compiler-rt `FuzzerDriver.cpp`), with this program's command line.
+    @_silgen_name("LLVMFuzzerRunDriver")
+    func LLVMFuzzerRunDriver(
+        _ argc: UnsafeMutablePointer<Int32>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+    ) -> Int32
 #endif
 
 @main
@@ -81,12 +83,12 @@ enum FuzzCommand {
             print("\(arguments[1]): replayed \(count) input\(count == 1 ? "" : "s")")
         default:
             #if SFAUTH_FUZZING
-            _ = selectedTarget
-            var argc = CommandLine.argc
-            var argv = CommandLine.unsafeArgv
-            exit(LLVMFuzzerRunDriver(&argc, &argv, { data, size in fuzzTestOneInput(data, size) }))
+                _ = selectedTarget
+                var argc = CommandLine.argc
+                var argv = CommandLine.unsafeArgv
+                exit(LLVMFuzzerRunDriver(&argc, &argv, { data, size in fuzzTestOneInput(data, size) }))
             #else
-            fail("usage: sfauth-fuzz replay TARGET FILE|DIR…   (targets: \(FuzzTargets.names.joined(separator: " ")))\n       sfauth-fuzz list")
+                fail("usage: sfauth-fuzz replay TARGET FILE|DIR…   (targets: \(FuzzTargets.names.joined(separator: " ")))\n       sfauth-fuzz list")
             #endif
         }
     }

@@ -1,6 +1,6 @@
 import FoundationEssentials
-import SFAuth
 import Glibc
+import SFAuth
 
 /// One fuzz target: runs one input through a parser of outside data and everything that consumes
 /// what it returns. It must not crash on any input; a crash is a bug in sfauth.
@@ -66,7 +66,8 @@ enum FuzzInput {
     /// An HTTP response in the format above.
     static func response(_ bytes: ArraySlice<UInt8>) -> HTTPResponse {
         guard let firstEnd = bytes.firstIndex(of: 10),
-              let status = Int(trimmed(text(bytes[bytes.startIndex..<firstEnd]))) else {
+            let status = Int(trimmed(text(bytes[bytes.startIndex..<firstEnd])))
+        else {
             return HTTPResponse(status: 200, body: Array(bytes))
         }
         var headers = [String: String]()

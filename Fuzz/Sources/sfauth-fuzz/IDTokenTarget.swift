@@ -20,10 +20,13 @@ import SFAuth
     }
 }
 
-private let baseline = IDTokenClaims(unverifiedToken:
-    Base64URL.encode(Array(#"{"alg":"RS256","kid":"k1"}"#.utf8)) + "."
-    + Base64URL.encode(Array(#"{"iss":"https://idp.example","sub":"248289761001","aud":"my-cli","exp":1777892400,"iat":1777888800,"nonce":"n-0S6_WzA2Mj"}"#.utf8))
-    + ".c2ln")
+private let baseline = IDTokenClaims(
+    unverifiedToken:
+        Base64URL.encode(Array(#"{"alg":"RS256","kid":"k1"}"#.utf8)) + "."
+        + Base64URL.encode(
+            Array(#"{"iss":"https://idp.example","sub":"248289761001","aud":"my-cli","exp":1777892400,"iat":1777888800,"nonce":"n-0S6_WzA2Mj"}"#.utf8)
+        )
+        + ".c2ln")
 
 private func readToken(_ token: String, keySet: [UInt8]?) {
     var header: IDTokenHeader?
@@ -35,8 +38,9 @@ private func readToken(_ token: String, keySet: [UInt8]?) {
     }
     if let keySet {
         do {
-            let keys = try JSONWebKeySet.decode(HTTPResponse(status: 200, headers: ["content-type": "application/json"], body: keySet),
-                                                uri: "https://idp.example/jwks")
+            let keys = try JSONWebKeySet.decode(
+                HTTPResponse(status: 200, headers: ["content-type": "application/json"], body: keySet),
+                uri: "https://idp.example/jwks")
             if let header {
                 _ = keys.candidates(for: header)
                 if let keyID = header.keyID { _ = keys.containsKey(withID: keyID) }
@@ -68,8 +72,9 @@ private func readToken(_ token: String, keySet: [UInt8]?) {
         }
     }
     // Naming an account after the claims.
-    var credentials = OAuthCredentials(response: TokenResponse(accessToken: "a", idToken: token), server: FuzzServers.oidc,
-                                       client: ClientConfiguration(clientId: "my-cli"), obtainedBy: .browser, now: fuzzNow)
+    var credentials = OAuthCredentials(
+        response: TokenResponse(accessToken: "a", idToken: token), server: FuzzServers.oidc,
+        client: ClientConfiguration(clientId: "my-cli"), obtainedBy: .browser, now: fuzzNow)
     credentials.name(after: claims, grantUsername: nil)
     _ = credentials.displayLabel
 }

@@ -13,7 +13,9 @@ import SFAuth
     if let first = bytes.first, bytes.count > 1 {
         let split = Int(first) % bytes.count
         let resumed = LoopbackHTTP.endOfHead(in: bytes, searchFrom: max(0, split - 3))
-        if let whole, whole > split { precondition(resumed == whole, "endOfHead: resuming at \(split) gave \(String(describing: resumed)), not \(whole)") }
+        if let whole, whole > split {
+            precondition(resumed == whole, "endOfHead: resuming at \(split) gave \(String(describing: resumed)), not \(whole)")
+        }
     }
     let head = whole.map { bytes[..<$0] } ?? bytes[...]
     guard head.count <= LoopbackHTTP.maximumHeadSize * 2 else { return }

@@ -19,8 +19,9 @@ import SFAuth
     }
     for server in FuzzServers.all {
         let client = ClientConfiguration(clientId: "PlatformCLI", scopes: ["refresh_token", "api", "web"])
-        let credentials = OAuthCredentials(response: token, server: server, client: client,
-                                           redirectURI: "http://localhost:1717/OauthRedirect", obtainedBy: .browser, now: fuzzNow)
+        let credentials = OAuthCredentials(
+            response: token, server: server, client: client,
+            redirectURI: "http://localhost:1717/OauthRedirect", obtainedBy: .browser, now: fuzzNow)
         exerciseExpiry(credentials)
         // A refresh an hour later with the same answer, and a stored account refreshed by it.
         let refreshed = credentials.refreshed(with: token, now: fuzzNow.addingTimeInterval(3600))

@@ -54,7 +54,8 @@ public struct AccountBook: Sendable {
     /// Best effort: a replaced token the server cannot revoke expires by itself.
     public func revokeReplaced(_ kept: Kept, with revoker: TokenRevoker) async {
         guard let replaced = kept.replaced, replaced.refreshToken != nil,
-              replaced.refreshToken != kept.credentials.refreshToken else { return }
+            replaced.refreshToken != kept.credentials.refreshToken
+        else { return }
         // Revoked from the token `keep` read, never from the store: the keyring now holds the new
         // sign-in's refresh token under the same account.
         _ = await revoker.revoke(replaced, keptIn: nil)
@@ -62,7 +63,9 @@ public struct AccountBook: Sendable {
 
     /// Takes the refresh lock of the account `credentials` will be stored as, and reads what is
     /// stored there now. Credentials without a known user get the first free `unidentified-N`.
-    private func lockedAccount(for credentials: inout OAuthCredentials, replacing: String?) async throws(OAuthError) -> (AccountLock, OAuthCredentials?) {
+    private func lockedAccount(for credentials: inout OAuthCredentials, replacing: String?) async throws(OAuthError) -> (
+        AccountLock, OAuthCredentials?
+    ) {
         guard !credentials.isIdentified else {
             let lock = try await store.lock(account: credentials.identifier)
             return (lock, try store.load(identifier: credentials.identifier))
@@ -70,7 +73,8 @@ public struct AccountBook: Sendable {
         if let replacing {
             let lock = try await store.lock(account: replacing)
             if let previous = try store.load(identifier: replacing), !previous.isIdentified,
-               previous.server.tokenEndpoint == credentials.server.tokenEndpoint {
+                previous.server.tokenEndpoint == credentials.server.tokenEndpoint
+            {
                 credentials.identifier = replacing
                 return (lock, previous)
             }
@@ -171,16 +175,21 @@ public struct AccountBook: Sendable {
                 var stored = credentials
                 stored.status = .loginRequired
                 _ = try? store.update(stored)
-                return .revokedButKept(credentials, revocation: ended, error: .storage(Problem(
-                    "its refresh token is in the keyring, which cannot be reached now (\(problem.text))",
-                    remedy: .forgetLocally(account: credentials.selectableName))))
+                return .revokedButKept(
+                    credentials, revocation: ended,
+                    error: .storage(
+                        Problem(
+                            "its refresh token is in the keyring, which cannot be reached now (\(problem.text))",
+                            remedy: .forgetLocally(account: credentials.selectableName))))
             }
             revocation = await revoker.revoke(credentials, keptIn: store)
         }
         do {
             try store.delete(identifier: identifier)
-        } catch .storage(let problem) where revocation == nil && problem.remedy != .allowKeyringStorage
-            && credentials.refreshTokenPlace == .secretStore && files != nil {
+        } catch .storage(let problem)
+            where revocation == nil && problem.remedy != .allowKeyringStorage
+            && credentials.refreshTokenPlace == .secretStore && files != nil
+        {
             // Forgetting here only, with the keyring out of reach: the record goes, and the person is
             // told which keyring item is left behind.
             try files?.removeFile(of: identifier)

@@ -36,8 +36,10 @@ public struct AccountResolver: Sendable {
             if let meant = names.first(where: { entry in entry.all.contains { Spelling.isNear($0, name) } }) {
                 throw .configuration("there is no stored account '\(shown)'; did you mean '\(TerminalText.escaped(meant.label))'?")
             }
-            throw .configuration("there is no stored account '\(shown)'; the accounts are: \(names.map { TerminalText.escaped($0.label) }.joined(separator: ", "))")
-        default: throw .configuration("'\(TerminalText.escaped(name))' matches several accounts (\(matches.joined(separator: ", "))); use the identifier")
+            throw .configuration(
+                "there is no stored account '\(shown)'; the accounts are: \(names.map { TerminalText.escaped($0.label) }.joined(separator: ", "))")
+        default:
+            throw .configuration("'\(TerminalText.escaped(name))' matches several accounts (\(matches.joined(separator: ", "))); use the identifier")
         }
     }
 }

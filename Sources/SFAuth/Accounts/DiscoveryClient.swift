@@ -19,8 +19,10 @@ public struct DiscoveryClient: Sendable {
     ///   - cacheDirectory: where fetched documents are kept (`cacheDirectory(app:environment:)`); `nil`: no cache.
     ///   - cacheLifetime: how long a cached document is reused. Default: 15 minutes.
     ///   - clock: the time a cached document's age is measured against. Default: `SystemClock()`.
-    public init(httpClient: any HTTPClient = CurlHTTPClient(), cacheDirectory: String?, cacheLifetime: TimeInterval = 15 * 60,
-                clock: any AuthClock = SystemClock()) {
+    public init(
+        httpClient: any HTTPClient = CurlHTTPClient(), cacheDirectory: String?, cacheLifetime: TimeInterval = 15 * 60,
+        clock: any AuthClock = SystemClock()
+    ) {
         self.httpClient = httpClient
         self.cacheDirectory = cacheDirectory
         self.cacheLifetime = cacheLifetime
@@ -42,8 +44,10 @@ public struct DiscoveryClient: Sendable {
     public func discover(issuer: String) async throws(OAuthError) -> DiscoveryDocument {
         try EndpointURL.requireSecure(issuer, name: "issuer")
         let locations = DiscoveryDocument.locations(issuer: issuer)
-        if let cached = cachedBody(for: issuer), let document = try? DiscoveryDocument.decode(
-            HTTPResponse(status: 200, body: cached), issuer: issuer, location: locations[0]) {
+        if let cached = cachedBody(for: issuer),
+            let document = try? DiscoveryDocument.decode(
+                HTTPResponse(status: 200, body: cached), issuer: issuer, location: locations[0])
+        {
             return document
         }
         var lastError: OAuthError?

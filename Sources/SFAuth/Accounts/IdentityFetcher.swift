@@ -34,13 +34,16 @@ package struct IdentityFetcher: Sendable {
     ///     (5xx, HTML, not JSON, another user's identity).
     package func fetch(for credentials: OAuthCredentials) async throws(OAuthError) -> UserIdentity {
         let flavor = credentials.server.flavor
-        let endpoint: String? = switch flavor {
-        case .salesforce: credentials.identityURL ?? credentials.server.userinfoEndpoint
-        case .standard: credentials.server.userinfoEndpoint
-        }
+        let endpoint: String? =
+            switch flavor {
+            case .salesforce: credentials.identityURL ?? credentials.server.userinfoEndpoint
+            case .standard: credentials.server.userinfoEndpoint
+            }
         guard let endpoint else {
             let server = credentials.server.issuer ?? credentials.server.tokenEndpoint
-            throw .configuration("\(server) has no userinfo endpoint\(flavor == .salesforce ? " and the credentials have no identity URL" : ""), so who is signed in cannot be looked up")
+            throw .configuration(
+                "\(server) has no userinfo endpoint\(flavor == .salesforce ? " and the credentials have no identity URL" : ""), so who is signed in cannot be looked up"
+            )
         }
         try EndpointURL.requireSecure(endpoint, name: flavor == .salesforce ? "identity URL" : "userinfo endpoint")
 
@@ -52,7 +55,9 @@ package struct IdentityFetcher: Sendable {
             // OIDC userinfo accepts only tokens granted `openid` (OIDC Core §5.3). Servers refuse other
             // tokens with 401 invalid_token (django-oauth-toolkit) rather than 403 insufficient_scope,
             // which would read as an expired token; a new login with the same scopes would not help.
-            throw .configuration("the userinfo endpoint \(endpoint) refused the access token, which was not granted the 'openid' scope OpenID Connect userinfo requires (granted: \(credentials.scopes.isEmpty ? "none" : credentials.scopes.joined(separator: " "))); sign in again requesting it. The server said: \(message)")
+            throw .configuration(
+                "the userinfo endpoint \(endpoint) refused the access token, which was not granted the 'openid' scope OpenID Connect userinfo requires (granted: \(credentials.scopes.isEmpty ? "none" : credentials.scopes.joined(separator: " "))); sign in again requesting it. The server said: \(message)"
+            )
         }
         try identity.requireUser(credentials.userId, flavor: flavor)
         return identity

@@ -63,14 +63,17 @@ public struct TokenRevoker: Sendable {
         do throws(OAuthError) {
             try EndpointURL.requireSecure(endpoint, name: "revocation endpoint")
         } catch {
-            return RevocationReport(endpoint: endpoint, entries: hints.enumerated().map { index, hint in
-                RevocationReport.Entry(token: hint, status: index == 0 ? .failed(error) : .notAttempted)
-            })
+            return RevocationReport(
+                endpoint: endpoint,
+                entries: hints.enumerated().map { index, hint in
+                    RevocationReport.Entry(token: hint, status: index == 0 ? .failed(error) : .notAttempted)
+                })
         }
 
         // The secret goes only with the account it was signed in with (never to another client's server).
-        let client = ClientConfiguration(clientId: credentials.clientId,
-                                         clientSecret: clientSecret.flatMap { credentials.accepts(clientSecret: $0) ? $0 : nil })
+        let client = ClientConfiguration(
+            clientId: credentials.clientId,
+            clientSecret: clientSecret.flatMap { credentials.accepts(clientSecret: $0) ? $0 : nil })
         var entries: [RevocationReport.Entry] = []
         var serverAnswered = true
         for hint in hints {
@@ -100,13 +103,18 @@ public struct TokenRevoker: Sendable {
 
     /// The token to revoke. The refresh token is the one the credentials hold, else the one `store`
     /// keeps for them; `nil` when the keyring no longer has it; a failure when it cannot be read.
-    private static func token(_ hint: TokenTypeHint, of credentials: OAuthCredentials,
-                              keptIn store: (any CredentialStore)?) -> Result<String?, OAuthError> {
+    private static func token(
+        _ hint: TokenTypeHint, of credentials: OAuthCredentials,
+        keptIn store: (any CredentialStore)?
+    ) -> Result<String?, OAuthError> {
         guard hint == .refreshToken else { return .success(credentials.accessToken) }
         if let token = credentials.refreshToken, !token.isEmpty { return .success(token) }
         guard let store else {
-            return .failure(.storage(Problem("the refresh token of \(credentials.displayLabel) is kept in the keyring, "
-                                             + "and no store was given to read it from")))
+            return .failure(
+                .storage(
+                    Problem(
+                        "the refresh token of \(credentials.displayLabel) is kept in the keyring, "
+                            + "and no store was given to read it from")))
         }
         do {
             return .success(try store.refreshToken(of: credentials))
@@ -118,8 +126,10 @@ public struct TokenRevoker: Sendable {
     }
 
     /// One revocation request and what its answer means.
-    private func revoke(_ token: String, hint: TokenTypeHint, endpoint: String,
-                        client: ClientConfiguration) async -> RevocationReport.Status {
+    private func revoke(
+        _ token: String, hint: TokenTypeHint, endpoint: String,
+        client: ClientConfiguration
+    ) async -> RevocationReport.Status {
         let request = RevocationRequest.make(token: token, tokenTypeHint: hint, endpoint: endpoint, client: client)
         do throws(OAuthError) {
             let response = try await httpClient.sendForOAuth(request)

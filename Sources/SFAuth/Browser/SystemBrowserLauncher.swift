@@ -62,8 +62,10 @@ public struct SystemBrowserLauncher: BrowserLauncher {
             }
             var arguments = command.map { $0.replacing("%s", with: url) }
             if !command.contains(where: { $0.contains("%s") }) { arguments.append(url) }
-            try run(arguments, name: program, notFound:
-                "the browser command '\(program)' was not found; check it, or open the URL yourself")
+            try run(
+                arguments, name: program,
+                notFound:
+                    "the browser command '\(program)' was not found; check it, or open the URL yourself")
             return
         }
 
@@ -97,9 +99,10 @@ public struct SystemBrowserLauncher: BrowserLauncher {
                 failures.append("\(error)")
             }
         }
-        throw BrowserLaunchError(message:
-            "xdg-open is not installed (Debian package xdg-utils) and no command in $BROWSER worked ("
-            + failures.joined(separator: "; ") + "); name another browser command, or open the URL yourself")
+        throw BrowserLaunchError(
+            message:
+                "xdg-open is not installed (Debian package xdg-utils) and no command in $BROWSER worked ("
+                + failures.joined(separator: "; ") + "); name another browser command, or open the URL yourself")
     }
 
     /// WSL without `$BROWSER`: `wslview` (wslu), else PowerShell's `Start-Process`, else `cmd.exe
@@ -109,8 +112,13 @@ public struct SystemBrowserLauncher: BrowserLauncher {
         var failures: [String] = []
         let attempts: [(name: String, arguments: [String])] = [
             ("wslview", ["wslview", url]),
-            ("powershell.exe", ["powershell.exe", "-NoProfile", "-NonInteractive", "-Command",
-                                "Start-Process '\(url.replacing("'", with: "''"))'"]),
+            (
+                "powershell.exe",
+                [
+                    "powershell.exe", "-NoProfile", "-NonInteractive", "-Command",
+                    "Start-Process '\(url.replacing("'", with: "''"))'",
+                ]
+            ),
             ("cmd.exe", ["cmd.exe", "/c", "start", "\"\"", url.replacing("&", with: "^&")]),
         ]
         for attempt in attempts where findExecutable(attempt.name) != nil {
@@ -121,9 +129,10 @@ public struct SystemBrowserLauncher: BrowserLauncher {
                 failures.append("\(error)")
             }
         }
-        throw BrowserLaunchError(message: "no Windows browser could be opened from WSL ("
-            + (failures.isEmpty ? "wslview, powershell.exe and cmd.exe are not on the PATH" : failures.joined(separator: "; "))
-            + "); install wslu, or set BROWSER")
+        throw BrowserLaunchError(
+            message: "no Windows browser could be opened from WSL ("
+                + (failures.isEmpty ? "wslview, powershell.exe and cmd.exe are not on the PATH" : failures.joined(separator: "; "))
+                + "); install wslu, or set BROWSER")
     }
 
     private static let xdgOpenMissing =
@@ -147,14 +156,15 @@ public struct SystemBrowserLauncher: BrowserLauncher {
             default: throw BrowserLaunchError(message: "cannot start \(name): \(GlibcExtras.errorText(error.code))")
             }
         }
-        let detail = result.lastErrorLine.map { line -> String in
-            // xdg-open prefixes its messages with its own name, and quotes the URL, which the user is
-            // shown anyway right after this message: once is enough.
-            let prefix = "\(name): "
-            var text = line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)) : line
-            for argument in arguments.dropFirst() where argument.contains("://") { text = text.replacing(argument, with: "the URL") }
-            return " (" + text + ")"
-        } ?? ""
+        let detail =
+            result.lastErrorLine.map { line -> String in
+                // xdg-open prefixes its messages with its own name, and quotes the URL, which the user is
+                // shown anyway right after this message: once is enough.
+                let prefix = "\(name): "
+                var text = line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)) : line
+                for argument in arguments.dropFirst() where argument.contains("://") { text = text.replacing(argument, with: "the URL") }
+                return " (" + text + ")"
+            } ?? ""
         switch result.status {
         case .exited(0), .running, .unknown:
             return

@@ -26,29 +26,38 @@ extension OAuthCoordinator {
             tokens = try await pollDeviceAuthorization(info: info)
         case .clientCredentials:
             guard client.clientSecret != nil else {
-                throw .configuration(Problem("the client credentials grant needs the client's secret; client '\(client.clientId)' has none",
-                                             remedy: .provideClientSecret(account: nil)))
+                throw .configuration(
+                    Problem(
+                        "the client credentials grant needs the client's secret; client '\(client.clientId)' has none",
+                        remedy: .provideClientSecret(account: nil)))
             }
             tokens = try await requestTokens(TokenRequest.clientCredentials(tokenEndpoint: server.tokenEndpoint, client: client))
         case .password(let username, let password):
-            tokens = try await requestTokens(TokenRequest.password(username: username, password: password,
-                                                                   tokenEndpoint: server.tokenEndpoint, client: client))
+            tokens = try await requestTokens(
+                TokenRequest.password(
+                    username: username, password: password,
+                    tokenEndpoint: server.tokenEndpoint, client: client))
         case .jwtBearer(let username, let signer, let audience):
             let audience = audience ?? JWTBearerAssertion.defaultAudience(for: server)
             renewal = signer.keyFile.map { JWTBearerRenewal(keyFile: $0, keyID: signer.keyID, subject: username, audience: audience) }
-            tokens = try await requestTokens(try await signer.tokenRequest(username: username, audience: audience,
-                                                                           tokenEndpoint: server.tokenEndpoint, client: client, now: clock.now()))
+            tokens = try await requestTokens(
+                try await signer.tokenRequest(
+                    username: username, audience: audience,
+                    tokenEndpoint: server.tokenEndpoint, client: client, now: clock.now()))
         case .refreshToken(let refreshToken):
-            var response = try await requestTokens(TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: server.tokenEndpoint,
-                                                                        client: client))
+            var response = try await requestTokens(
+                TokenRequest.refresh(
+                    refreshToken: refreshToken, tokenEndpoint: server.tokenEndpoint,
+                    client: client))
             // §6: the server may keep the refresh token as it is; then the imported one is the account's.
             if response.refreshToken == nil { response.refreshToken = refreshToken }
             tokens = response
         }
         if Task.isCancelled { throw .cancelled }
 
-        var credentials = OAuthCredentials(response: tokens, server: server, client: client, obtainedBy: grant.authType,
-                                           username: grant.username, now: clock.now())
+        var credentials = OAuthCredentials(
+            response: tokens, server: server, client: client, obtainedBy: grant.authType,
+            username: grant.username, now: clock.now())
         credentials.jwtBearerRenewal = renewal
         credentials.recipe = SignInRecipe(client: client, grant: grant.authType, username: grant.username)
         // No nonce: none of these grants sends one (OIDC Core §3.1.3.7 asks for it only when one was
@@ -71,7 +80,8 @@ extension OAuthCoordinator {
     private func pollDeviceAuthorization(info: AuthInfo) async throws(OAuthError) -> TokenResponse {
         let server = configuration.server
         guard let endpoint = server.deviceAuthorizationEndpoint else {
-            throw .configuration(Problem("the server publishes no device authorization endpoint (RFC 8628)", remedy: .giveDeviceAuthorizationEndpoint))
+            throw .configuration(
+                Problem("the server publishes no device authorization endpoint (RFC 8628)", remedy: .giveDeviceAuthorizationEndpoint))
         }
         let authorization = try DeviceAuthorization.decode(
             try await httpClient.sendForOAuth(DeviceAuthorization.request(endpoint: endpoint, client: configuration.client)),
@@ -86,8 +96,9 @@ extension OAuthCoordinator {
             // §3.5: wait the interval before each request, the first one included.
             try await sleep(seconds: wait, until: deadline)
             if clock.monotonicNow() >= deadline {
-                throw .timedOut(seconds: limitSeconds,
-                                hint: "Nobody approved the code \(authorization.displayUserCode) in time; run the sign-in again.")
+                throw .timedOut(
+                    seconds: limitSeconds,
+                    hint: "Nobody approved the code \(authorization.displayUserCode) in time; run the sign-in again.")
             }
             let request = polling.tokenRequest(tokenEndpoint: server.tokenEndpoint, client: configuration.client)
             switch try polling.next(after: try await httpClient.sendForOAuth(request), endpoint: server.tokenEndpoint) {

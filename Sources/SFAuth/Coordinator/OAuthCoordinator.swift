@@ -1,6 +1,6 @@
 import FoundationEssentials
-import Synchronization
 import SFAuthCore
+import Synchronization
 
 /// Runs a browser sign-in (after `SFOAuthCoordinator`): binds a loopback listener, opens the
 /// browser at the authorization endpoint, catches the redirect, exchanges the code over the
@@ -49,10 +49,12 @@ public final class OAuthCoordinator: Sendable {
         public var tokenOptions: TokenSource.Options
 
         /// Creates a configuration.
-        public init(server: AuthorizationServer, client: ClientConfiguration, app: AppIdentity = .sfauth, timeout: Duration = .seconds(300),
-                    browserLauncher: (any BrowserLauncher)? = SystemBrowserLauncher(), alias: String? = nil,
-                    makeDefault: Bool = true, account: String? = nil, fetchIdentity: Bool = true,
-                    pastedRedirects: (any RedirectURLSource)? = nil, tokenOptions: TokenSource.Options = TokenSource.Options()) {
+        public init(
+            server: AuthorizationServer, client: ClientConfiguration, app: AppIdentity = .sfauth, timeout: Duration = .seconds(300),
+            browserLauncher: (any BrowserLauncher)? = SystemBrowserLauncher(), alias: String? = nil,
+            makeDefault: Bool = true, account: String? = nil, fetchIdentity: Bool = true,
+            pastedRedirects: (any RedirectURLSource)? = nil, tokenOptions: TokenSource.Options = TokenSource.Options()
+        ) {
             self.server = server
             self.client = client
             self.app = app
@@ -97,9 +99,11 @@ public final class OAuthCoordinator: Sendable {
     ///   - clock: the time expiry is computed from, and what the device grant's polling waits and
     ///     its deadline are measured on. Default: `SystemClock()`. (Waiting for another process's
     ///     refresh lock is the store's: see `FileCredentialStore.clock`.)
-    public init(configuration: Configuration, delegate: (any OAuthCoordinatorDelegate)?,
-                httpClient: any HTTPClient = CurlHTTPClient(), store: (any CredentialStore)? = nil,
-                clock: any AuthClock = SystemClock()) {
+    public init(
+        configuration: Configuration, delegate: (any OAuthCoordinatorDelegate)?,
+        httpClient: any HTTPClient = CurlHTTPClient(), store: (any CredentialStore)? = nil,
+        clock: any AuthClock = SystemClock()
+    ) {
         self.configuration = configuration
         self.httpClient = httpClient
         idTokenValidator = IDTokenValidator(httpClient: httpClient)
@@ -151,8 +155,10 @@ public final class OAuthCoordinator: Sendable {
             }
         }
         guard interactive else {
-            throw .loginRequired(Problem("A browser sign-in is needed\(stored.map { " for \($0.displayLabel)" } ?? "").",
-                                         remedy: stored.map(Remedy.signIn) ?? .signIn(account: nil, grant: nil)))
+            throw .loginRequired(
+                Problem(
+                    "A browser sign-in is needed\(stored.map { " for \($0.displayLabel)" } ?? "").",
+                    remedy: stored.map(Remedy.signIn) ?? .signIn(account: nil, grant: nil)))
         }
         return try await authenticate()
     }
@@ -167,9 +173,12 @@ public final class OAuthCoordinator: Sendable {
     /// Runs one flow — the delegate's `willBegin`, `body`, then `didAuthenticate` or `didFail` —
     /// in a task of its own that `cancel()` cancels, so a flow has one cancellation path: task
     /// cancellation, whether it comes from `cancel()` or from the caller's task.
-    func runFlow(info: AuthInfo,
-                 _ body: @escaping @Sendable (OAuthCoordinator, AuthInfo) async throws(OAuthError) -> OAuthCredentials)
-        async throws(OAuthError) -> OAuthCredentials {
+    func runFlow(
+        info: AuthInfo,
+        _ body: @escaping @Sendable (OAuthCoordinator, AuthInfo) async throws(OAuthError) -> OAuthCredentials
+    )
+        async throws(OAuthError) -> OAuthCredentials
+    {
         // Created under the lock, so it is registered before it can run: a cancel() from the
         // delegate's willBegin (which waits for the lock) finds it.
         let flow = state.withLock { state in
@@ -188,7 +197,11 @@ public final class OAuthCoordinator: Sendable {
             return flow
         }
         defer { state.withLock { if $0.flow == flow { $0.flow = nil } } }
-        let result = await withTaskCancellationHandler { await flow.result } onCancel: { flow.cancel() }
+        let result = await withTaskCancellationHandler {
+            await flow.result
+        } onCancel: {
+            flow.cancel()
+        }
         switch result {
         case .success(let credentials): return credentials
         case .failure(let error as OAuthError): throw error
@@ -204,14 +217,17 @@ public final class OAuthCoordinator: Sendable {
 
         // Bind first: the redirect URI names the port actually bound (RFC 8252 §7.3).
         let redirect = configuration.client.redirect
-        let listener = try LoopbackListener(configuration: .init(host: redirect.host, port: redirect.port, callbackPath: redirect.path,
-                                                                 app: configuration.app))
+        let listener = try LoopbackListener(
+            configuration: .init(
+                host: redirect.host, port: redirect.port, callbackPath: redirect.path,
+                app: configuration.app))
         defer { listener.cancel() }
         if Task.isCancelled { throw .cancelled }
 
         var random = SystemRandomNumberGenerator()
-        let request = AuthorizationRequest(server: configuration.server, client: configuration.client,
-                                           redirectURI: listener.redirectURI, using: &random)
+        let request = AuthorizationRequest(
+            server: configuration.server, client: configuration.client,
+            redirectURI: listener.redirectURI, using: &random)
         await present(request.url, redirectURI: listener.redirectURI, info: info)
 
         let outcome = try await waitForRedirect(on: listener, for: request)
@@ -262,11 +278,13 @@ public final class OAuthCoordinator: Sendable {
             replacing: configuration.account)
         credentials = kept.credentials
         if let someoneElse {
-            let signedIn = credentials.username ?? credentials.displayLabel, meant = someoneElse.username ?? someoneElse.displayLabel
-            throw .loginRequired(Problem(
-                "The server signed in \(signedIn), not \(meant): that sign-in was kept as an account of its own "
-                    + "(the default did not change), and \(someoneElse.selectableName) still needs a sign-in as \(meant).",
-                remedy: .signIn(someoneElse)))
+            let signedIn = credentials.username ?? credentials.displayLabel
+            let meant = someoneElse.username ?? someoneElse.displayLabel
+            throw .loginRequired(
+                Problem(
+                    "The server signed in \(signedIn), not \(meant): that sign-in was kept as an account of its own "
+                        + "(the default did not change), and \(someoneElse.selectableName) still needs a sign-in as \(meant).",
+                    remedy: .signIn(someoneElse)))
         }
         return kept
     }
@@ -286,8 +304,9 @@ public final class OAuthCoordinator: Sendable {
         credentials.organizationId = identity.organizationId ?? credentials.organizationId
         if credentials.userId == nil, let userId = identity.userId {
             credentials.userId = userId
-            credentials.identifier = AccountIdentifier.make(server: credentials.server, userId: userId, clientId: credentials.clientId,
-                                                            obtainedBy: credentials.obtainedBy)
+            credentials.identifier = AccountIdentifier.make(
+                server: credentials.server, userId: userId, clientId: credentials.clientId,
+                obtainedBy: credentials.obtainedBy)
         }
     }
 
@@ -313,8 +332,10 @@ public final class OAuthCoordinator: Sendable {
         } catch .timedOut(let seconds, let hint) where request.client.scopes.isEmpty {
             // Some servers (Google, Glewlwyd) refuse a request without a scope, and the browser shows
             // their error page instead of coming back.
-            throw .timedOut(seconds: seconds, hint: Problem(
-                hint.text + " No scope was asked for, and some servers refuse a request without one.", remedy: .askForScopes))
+            throw .timedOut(
+                seconds: seconds,
+                hint: Problem(
+                    hint.text + " No scope was asked for, and some servers refuse a request without one.", remedy: .askForScopes))
         }
     }
 
@@ -378,8 +399,9 @@ public final class OAuthCoordinator: Sendable {
         if request.server.issuer == nil { credentials.authorizationResponseIssuer = response.issuer }
         credentials.recipe = SignInRecipe(client: request.client, grant: .browser)
         // OIDC Core §3.1.3.7, with this login's nonce; the account is named after the validated claims.
-        try await idTokenValidator.accept(tokens, into: &credentials, nonce: request.nonce,
-                                          codeFlowAskedForOpenID: request.client.requestsOpenID, now: clock.now())
+        try await idTokenValidator.accept(
+            tokens, into: &credentials, nonce: request.nonce,
+            codeFlowAskedForOpenID: request.client.requestsOpenID, now: clock.now())
         return credentials
     }
 }

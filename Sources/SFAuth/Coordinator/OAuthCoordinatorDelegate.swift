@@ -32,13 +32,16 @@ public protocol OAuthCoordinatorDelegate: AnyObject, Sendable {
     /// The authorization URL is ready and the listener is waiting at `redirectURI`. Return
     /// `.handledByDelegate` to show the URL yourself instead of opening the browser.
     /// Default: `.openBrowser`.
-    func oauthCoordinator(_ coordinator: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String,
-                          info: AuthInfo) -> BrowserPresentation
+    func oauthCoordinator(
+        _ coordinator: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String,
+        info: AuthInfo
+    ) -> BrowserPresentation
 
     /// No browser was opened; the user must open `url` themselves. The login keeps waiting.
     /// Default: writes the URL to standard error.
-    func oauthCoordinator(_ coordinator: OAuthCoordinator, browserNotOpenedFor url: String,
-                          reason: BrowserNotOpenedReason, info: AuthInfo)
+    func oauthCoordinator(
+        _ coordinator: OAuthCoordinator, browserNotOpenedFor url: String,
+        reason: BrowserNotOpenedReason, info: AuthInfo)
 
     /// The redirect with an authorization code arrived; the token exchange starts. Default: nothing.
     func oauthCoordinator(_ coordinator: OAuthCoordinator, didReceiveAuthorizationCodeWith info: AuthInfo)
@@ -46,8 +49,9 @@ public protocol OAuthCoordinatorDelegate: AnyObject, Sendable {
     /// The device authorization grant (RFC 8628) has its codes: the person must open the verification
     /// page (on any device) and enter the user code; polling starts now. Default: writes the
     /// instructions to standard error.
-    func oauthCoordinator(_ coordinator: OAuthCoordinator, didReceiveDeviceAuthorization authorization: DeviceAuthorization,
-                          info: AuthInfo)
+    func oauthCoordinator(
+        _ coordinator: OAuthCoordinator, didReceiveDeviceAuthorization authorization: DeviceAuthorization,
+        info: AuthInfo)
 
     /// The flow succeeded; the credentials are stored when a store was given. Default: nothing.
     func oauthCoordinator(_ coordinator: OAuthCoordinator, didAuthenticate credentials: OAuthCredentials, info: AuthInfo)
@@ -61,12 +65,16 @@ extension OAuthCoordinatorDelegate {
     public func oauthCoordinator(_ coordinator: OAuthCoordinator, willBeginAuthenticationWith info: AuthInfo) {}
 
     /// Returns `.openBrowser`: the coordinator opens the browser as configured.
-    public func oauthCoordinator(_ coordinator: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String,
-                                 info: AuthInfo) -> BrowserPresentation { .openBrowser }
+    public func oauthCoordinator(
+        _ coordinator: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String,
+        info: AuthInfo
+    ) -> BrowserPresentation { .openBrowser }
 
     /// Writes the URL (and why no browser opened) to standard error.
-    public func oauthCoordinator(_ coordinator: OAuthCoordinator, browserNotOpenedFor url: String,
-                                 reason: BrowserNotOpenedReason, info: AuthInfo) {
+    public func oauthCoordinator(
+        _ coordinator: OAuthCoordinator, browserNotOpenedFor url: String,
+        reason: BrowserNotOpenedReason, info: AuthInfo
+    ) {
         var text = ""
         if case .launchFailed(let message) = reason { text += "Could not open a browser: \(message)\n" }
         text += "Open this URL in a browser to sign in:\n\n    \(url)\n\n"
@@ -77,8 +85,10 @@ extension OAuthCoordinatorDelegate {
     public func oauthCoordinator(_ coordinator: OAuthCoordinator, didReceiveAuthorizationCodeWith info: AuthInfo) {}
 
     /// Writes the verification page and the user code to standard error.
-    public func oauthCoordinator(_ coordinator: OAuthCoordinator, didReceiveDeviceAuthorization authorization: DeviceAuthorization,
-                                 info: AuthInfo) {
+    public func oauthCoordinator(
+        _ coordinator: OAuthCoordinator, didReceiveDeviceAuthorization authorization: DeviceAuthorization,
+        info: AuthInfo
+    ) {
         StandardError.write(DeviceInstructions.text(for: authorization))
     }
 

@@ -1,5 +1,5 @@
-import Synchronization
 import SFAuthCore
+import Synchronization
 
 /// The redirect as a person pastes it (the browser ran on another machine), as one cancellable wait
 /// that can race the loopback listener's: whichever delivers first wins, the other is cancelled.

@@ -33,7 +33,8 @@ public struct JWTAssertionSigner: Sendable {
             await keys.add(ecdsa: ec, kid: kid)
             algorithm = "ES256"
         } else {
-            let hint = pem.contains("PUBLIC KEY") || pem.contains("CERTIFICATE")
+            let hint =
+                pem.contains("PUBLIC KEY") || pem.contains("CERTIFICATE")
                 ? "it holds a public key or certificate; give the private key"
                 : "expected an RSA (2048 bits or more) or EC P-256 private key in PEM form"
             throw .configuration("\(source) is not a usable private key: \(hint)")
@@ -57,8 +58,10 @@ public struct JWTAssertionSigner: Sendable {
 
     /// The JWT bearer token request (RFC 7523 §2.1) with a fresh assertion, issued now, saying that
     /// `client` speaks for `username` to `audience`.
-    package func tokenRequest(username: String, audience: String, tokenEndpoint: String, client: ClientConfiguration,
-                             now: Date) async throws(OAuthError) -> HTTPRequest {
+    package func tokenRequest(
+        username: String, audience: String, tokenEndpoint: String, client: ClientConfiguration,
+        now: Date
+    ) async throws(OAuthError) -> HTTPRequest {
         var random = SystemRandomNumberGenerator()
         let claims = JWTBearerAssertion(clientId: client.clientId, username: username, audience: audience, now: now, using: &random)
         return TokenRequest.jwtBearer(assertion: try await sign(claims), tokenEndpoint: tokenEndpoint, client: client)

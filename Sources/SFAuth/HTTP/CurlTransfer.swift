@@ -1,5 +1,5 @@
-import Glibc
 import CCurl
+import Glibc
 import SFAuthCore
 
 /// One blocking libcurl transfer. Runs on a dedicated thread (see `CurlHTTPClient.send`).

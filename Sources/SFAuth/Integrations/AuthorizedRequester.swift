@@ -25,7 +25,8 @@ public struct AuthorizedRequester: Sendable {
     /// - Throws: what `TokenSource.credentials` or `makeRequest` throws (a sign-in needed, a renewal
     ///   that failed, a host not allowed), or `.network` when no answer came.
     public func send(account: String?, _ makeRequest: (OAuthCredentials) throws(OAuthError) -> HTTPRequest)
-        async throws(OAuthError) -> (response: HTTPResponse, credentials: OAuthCredentials) {
+        async throws(OAuthError) -> (response: HTTPResponse, credentials: OAuthCredentials)
+    {
         var credentials = try await tokenSource.credentials(account: account)
         var response = try await httpClient.sendForOAuth(authorized(try makeRequest(credentials), with: credentials))
         if response.status == 401 {

@@ -5,117 +5,117 @@
 enum CallbackPages {
     /// `Resources/pages/failed.html`.
     static let failed = #"""
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>Sign-in failed</title>
-<style>
-:root { color-scheme: light dark; --bg: #f3f5f8; --card: #ffffff; --text: #18202b; --muted: #586474; --border: #dfe4ea; --accent: #cf222e; --box: #fff1f1; --box-border: #f5c2c5; }
-@media (prefers-color-scheme: dark) { :root { --bg: #11151a; --card: #1b2129; --text: #e7ebf0; --muted: #9ba6b3; --border: #2c343e; --accent: #da3633; --box: #2a1a1c; --box-border: #5c2a2e; } }
-* { box-sizing: border-box; }
-html, body { height: 100%; margin: 0; }
-body { display: flex; align-items: center; justify-content: center; padding: 24px; background: var(--bg); color: var(--text); font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-main { width: 100%; max-width: 520px; padding: 40px 36px 28px; background: var(--card); border: 1px solid var(--border); border-radius: 16px; box-shadow: 0 10px 30px rgba(15, 23, 42, .08); text-align: center; }
-.icon { width: 64px; height: 64px; margin: 0 auto 20px; border-radius: 50%; background: var(--accent); color: #fff; font-size: 36px; font-weight: 700; line-height: 64px; }
-h1 { margin: 0 0 16px; font-size: 24px; line-height: 1.25; }
-.message { margin: 0 0 16px; padding: 12px 16px; border: 1px solid var(--box-border); border-radius: 10px; background: var(--box); color: var(--text); text-align: left; white-space: pre-wrap; overflow-wrap: anywhere; }
-.message:empty { display: none; }
-p { margin: 0; color: var(--muted); }
-footer { margin-top: 28px; padding-top: 14px; border-top: 1px solid var(--border); font-size: 13px; color: var(--muted); }
-</style>
-</head>
-<body>
-<main>
-<div class="icon" aria-hidden="true">!</div>
-<h1>Sign-in failed</h1>
-<div class="message">{{message}}</div>
-<p>Look at the terminal for details and what to do next. You can close this tab.</p>
-<footer>{{product}} &middot; browser login</footer>
-</main>
-</body>
-</html>
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>Sign-in failed</title>
+        <style>
+        :root { color-scheme: light dark; --bg: #f3f5f8; --card: #ffffff; --text: #18202b; --muted: #586474; --border: #dfe4ea; --accent: #cf222e; --box: #fff1f1; --box-border: #f5c2c5; }
+        @media (prefers-color-scheme: dark) { :root { --bg: #11151a; --card: #1b2129; --text: #e7ebf0; --muted: #9ba6b3; --border: #2c343e; --accent: #da3633; --box: #2a1a1c; --box-border: #5c2a2e; } }
+        * { box-sizing: border-box; }
+        html, body { height: 100%; margin: 0; }
+        body { display: flex; align-items: center; justify-content: center; padding: 24px; background: var(--bg); color: var(--text); font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+        main { width: 100%; max-width: 520px; padding: 40px 36px 28px; background: var(--card); border: 1px solid var(--border); border-radius: 16px; box-shadow: 0 10px 30px rgba(15, 23, 42, .08); text-align: center; }
+        .icon { width: 64px; height: 64px; margin: 0 auto 20px; border-radius: 50%; background: var(--accent); color: #fff; font-size: 36px; font-weight: 700; line-height: 64px; }
+        h1 { margin: 0 0 16px; font-size: 24px; line-height: 1.25; }
+        .message { margin: 0 0 16px; padding: 12px 16px; border: 1px solid var(--box-border); border-radius: 10px; background: var(--box); color: var(--text); text-align: left; white-space: pre-wrap; overflow-wrap: anywhere; }
+        .message:empty { display: none; }
+        p { margin: 0; color: var(--muted); }
+        footer { margin-top: 28px; padding-top: 14px; border-top: 1px solid var(--border); font-size: 13px; color: var(--muted); }
+        </style>
+        </head>
+        <body>
+        <main>
+        <div class="icon" aria-hidden="true">!</div>
+        <h1>Sign-in failed</h1>
+        <div class="message">{{message}}</div>
+        <p>Look at the terminal for details and what to do next. You can close this tab.</p>
+        <footer>{{product}} &middot; browser login</footer>
+        </main>
+        </body>
+        </html>
 
-"""#
+        """#
 
     /// `Resources/pages/not-found.html`.
     static let notFound = #"""
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>Not found</title>
-</head>
-<body>
-<p>Not found.</p>
-</body>
-</html>
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <title>Not found</title>
+        </head>
+        <body>
+        <p>Not found.</p>
+        </body>
+        </html>
 
-"""#
+        """#
 
     /// `Resources/pages/rejected.html`.
     static let rejected = #"""
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>Not part of this sign-in</title>
-<style>
-:root { color-scheme: light dark; }
-body { max-width: 560px; margin: 48px auto; padding: 0 24px; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-h1 { font-size: 22px; }
-code { overflow-wrap: anywhere; }
-</style>
-</head>
-<body>
-<h1>This request does not belong to the login in progress</h1>
-<p>Reason: <code>{{reason}}</code>.</p>
-<p>If you are signing in, go back to the terminal: the login is still waiting for the browser, or start it again.</p>
-</body>
-</html>
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>Not part of this sign-in</title>
+        <style>
+        :root { color-scheme: light dark; }
+        body { max-width: 560px; margin: 48px auto; padding: 0 24px; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+        h1 { font-size: 22px; }
+        code { overflow-wrap: anywhere; }
+        </style>
+        </head>
+        <body>
+        <h1>This request does not belong to the login in progress</h1>
+        <p>Reason: <code>{{reason}}</code>.</p>
+        <p>If you are signing in, go back to the terminal: the login is still waiting for the browser, or start it again.</p>
+        </body>
+        </html>
 
-"""#
+        """#
 
     /// `Resources/pages/signed-in.html`.
     static let signedIn = #"""
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>Signed in</title>
-<style>
-:root { color-scheme: light dark; --bg: #f3f5f8; --card: #ffffff; --text: #18202b; --muted: #586474; --border: #dfe4ea; --accent: #1f883d; --chip: #eef7f0; }
-@media (prefers-color-scheme: dark) { :root { --bg: #11151a; --card: #1b2129; --text: #e7ebf0; --muted: #9ba6b3; --border: #2c343e; --accent: #2ea043; --chip: #1c2b22; } }
-* { box-sizing: border-box; }
-html, body { height: 100%; margin: 0; }
-body { display: flex; align-items: center; justify-content: center; padding: 24px; background: var(--bg); color: var(--text); font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-main { width: 100%; max-width: 480px; padding: 40px 36px 28px; background: var(--card); border: 1px solid var(--border); border-radius: 16px; box-shadow: 0 10px 30px rgba(15, 23, 42, .08); text-align: center; }
-.icon { width: 64px; height: 64px; margin: 0 auto 20px; border-radius: 50%; background: var(--accent); color: #fff; font-size: 34px; font-weight: 700; line-height: 64px; }
-h1 { margin: 0 0 12px; font-size: 24px; line-height: 1.25; }
-.detail { display: inline-block; max-width: 100%; margin: 0 0 16px; padding: 6px 14px; border-radius: 10px; background: var(--chip); color: var(--text); font-weight: 600; overflow-wrap: anywhere; }
-.detail:empty { display: none; }
-p { margin: 0; color: var(--muted); }
-footer { margin-top: 28px; padding-top: 14px; border-top: 1px solid var(--border); font-size: 13px; color: var(--muted); }
-</style>
-</head>
-<body>
-<main>
-<div class="icon" aria-hidden="true">&#10003;</div>
-<h1>You are signed in</h1>
-<div class="detail">{{detail}}</div>
-<p>You can close this tab and return to the terminal.</p>
-<footer>{{product}} &middot; browser login</footer>
-</main>
-</body>
-</html>
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>Signed in</title>
+        <style>
+        :root { color-scheme: light dark; --bg: #f3f5f8; --card: #ffffff; --text: #18202b; --muted: #586474; --border: #dfe4ea; --accent: #1f883d; --chip: #eef7f0; }
+        @media (prefers-color-scheme: dark) { :root { --bg: #11151a; --card: #1b2129; --text: #e7ebf0; --muted: #9ba6b3; --border: #2c343e; --accent: #2ea043; --chip: #1c2b22; } }
+        * { box-sizing: border-box; }
+        html, body { height: 100%; margin: 0; }
+        body { display: flex; align-items: center; justify-content: center; padding: 24px; background: var(--bg); color: var(--text); font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+        main { width: 100%; max-width: 480px; padding: 40px 36px 28px; background: var(--card); border: 1px solid var(--border); border-radius: 16px; box-shadow: 0 10px 30px rgba(15, 23, 42, .08); text-align: center; }
+        .icon { width: 64px; height: 64px; margin: 0 auto 20px; border-radius: 50%; background: var(--accent); color: #fff; font-size: 34px; font-weight: 700; line-height: 64px; }
+        h1 { margin: 0 0 12px; font-size: 24px; line-height: 1.25; }
+        .detail { display: inline-block; max-width: 100%; margin: 0 0 16px; padding: 6px 14px; border-radius: 10px; background: var(--chip); color: var(--text); font-weight: 600; overflow-wrap: anywhere; }
+        .detail:empty { display: none; }
+        p { margin: 0; color: var(--muted); }
+        footer { margin-top: 28px; padding-top: 14px; border-top: 1px solid var(--border); font-size: 13px; color: var(--muted); }
+        </style>
+        </head>
+        <body>
+        <main>
+        <div class="icon" aria-hidden="true">&#10003;</div>
+        <h1>You are signed in</h1>
+        <div class="detail">{{detail}}</div>
+        <p>You can close this tab and return to the terminal.</p>
+        <footer>{{product}} &middot; browser login</footer>
+        </main>
+        </body>
+        </html>
 
-"""#
+        """#
 
     /// Every page by file name (`signed-in.html` …), for the test that keeps this file in sync.
     static let all: [String: String] = [

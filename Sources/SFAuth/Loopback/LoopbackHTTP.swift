@@ -39,7 +39,8 @@ package enum LoopbackHTTP {
         let line = String(decoding: head[head.startIndex..<lineEnd], as: UTF8.self)
         let parts = line.split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, parts[2].hasPrefix("HTTP/1."),
-              parts[1].first == "/" else { return nil }
+            parts[1].first == "/"
+        else { return nil }
         let target = parts[1]
         var request: RequestLine
         if let mark = target.firstIndex(of: "?") {
@@ -59,7 +60,8 @@ package enum LoopbackHTTP {
         let text = String(decoding: fields, as: UTF8.self)
         for line in text.split(separator: "\r\n", omittingEmptySubsequences: true) {
             guard let colon = line.firstIndex(of: ":"),
-                  line[..<colon].lowercased() == "host" else { continue }
+                line[..<colon].lowercased() == "host"
+            else { continue }
             count += 1
             found = line[line.index(after: colon)...].drop(while: { $0 == " " || $0 == "\t" })
             while let last = found?.last, last == " " || last == "\t" { found = found?.dropLast() }

@@ -109,12 +109,14 @@ package final class LoopbackListener: Sendable {
         let milliseconds = max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
         let wholeSeconds = Int((Double(seconds) + Double(attoseconds) / 1e18).rounded())
         // A port picked at random is good for this sign-in only: registering it would not help the next.
-        let register = configuration.port == 0
+        let register =
+            configuration.port == 0
             ? "make sure the client accepts \(configuration.host) redirects on any port (RFC 8252 §7.3)"
             : "register \(redirectURI) for this client"
-        let hint = Problem("No redirect arrived. If the browser showed an error from the server — an unknown client id, or a redirect URI "
-                           + "that is not registered — check the client id, or \(register); otherwise sign in again.",
-                           remedy: configuration.port == 0 ? .chooseCallbackPort : nil)
+        let hint = Problem(
+            "No redirect arrived. If the browser showed an error from the server — an unknown client id, or a redirect URI "
+                + "that is not registered — check the client id, or \(register); otherwise sign in again.",
+            remedy: configuration.port == 0 ? .chooseCallbackPort : nil)
         let wait = LoopbackStateMachine.Configuration(
             port: port,
             callbackPath: configuration.callbackPath,
@@ -122,7 +124,8 @@ package final class LoopbackListener: Sendable {
             expectedState: expectedState,
             timeout: milliseconds,
             timeoutError: .timedOut(seconds: wholeSeconds, hint: hint))
-        let core = self.core, limits = self.limits
+        let core = self.core
+        let limits = self.limits
         do {
             // Task cancellation is the one way in: the handler wakes the server thread's poll().
             return try await withTaskCancellationHandler {

@@ -57,9 +57,14 @@ final class LoopbackListenerCore: Sendable {
     }
 
     /// Starts the server thread for `configuration`; `continuation` is resumed with the outcome or error.
-    func start(_ configuration: LoopbackStateMachine.Configuration, limits: LoopbackStateMachine.Limits,
-               continuation: CheckedContinuation<CallbackOutcome, any Error>) {
-        enum Action { case fail(OAuthError), run(listeners: [Int32], wake: Int32) }
+    func start(
+        _ configuration: LoopbackStateMachine.Configuration, limits: LoopbackStateMachine.Limits,
+        continuation: CheckedContinuation<CallbackOutcome, any Error>
+    ) {
+        enum Action {
+            case fail(OAuthError)
+            case run(listeners: [Int32], wake: Int32)
+        }
         let action: Action = state.withLock { state in
             if state.waitStarted {
                 return .fail(.configuration("waitForCallback may be called only once per listener"))

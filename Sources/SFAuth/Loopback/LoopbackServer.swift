@@ -12,8 +12,10 @@ final class LoopbackServer {
     private let core: LoopbackListenerCore
     private var scratch = [UInt8](repeating: 0, count: 4096)
 
-    init(_ configuration: LoopbackStateMachine.Configuration, limits: LoopbackStateMachine.Limits,
-         listeners: [Int32], wakeFD: Int32, core: LoopbackListenerCore) {
+    init(
+        _ configuration: LoopbackStateMachine.Configuration, limits: LoopbackStateMachine.Limits,
+        listeners: [Int32], wakeFD: Int32, core: LoopbackListenerCore
+    ) {
         self.machine = LoopbackStateMachine(configuration: configuration, limits: limits, now: GlibcExtras.monotonicMilliseconds())
         self.listeners = listeners
         self.wakeFD = wakeFD

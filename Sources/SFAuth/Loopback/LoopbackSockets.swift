@@ -41,7 +41,10 @@ enum LoopbackSockets {
                 attempts += 1
                 let v4 = try listen(.ipv4, port: port)
                 let chosen: UInt16
-                do { chosen = try boundPort(v4) } catch { shutdownAndClose(v4); throw error }
+                do { chosen = try boundPort(v4) } catch {
+                    shutdownAndClose(v4)
+                    throw error
+                }
                 do {
                     let v6 = try openSocket(.ipv6, port: chosen)
                     return ([v4, v6], chosen)
@@ -138,18 +141,22 @@ enum LoopbackSockets {
             case EADDRNOTAVAIL where family == .ipv6, EAFNOSUPPORT where family == .ipv6:
                 throw .unavailable
             case EACCES:
-                throw .failed(.configuration(Problem(
-                    "port \(port) on \(family.displayName) needs privileges (ports below 1024 are reserved)", remedy: .chooseCallbackPort)))
+                throw .failed(
+                    .configuration(
+                        Problem(
+                            "port \(port) on \(family.displayName) needs privileges (ports below 1024 are reserved)", remedy: .chooseCallbackPort)))
             default:
-                throw .failed(.localFault(
-                    "cannot listen on \(family.displayName) port \(port): \(GlibcExtras.errorText(code))"))
+                throw .failed(
+                    .localFault(
+                        "cannot listen on \(family.displayName) port \(port): \(GlibcExtras.errorText(code))"))
             }
         }
         guard Glibc.listen(fd, 64) == 0 else {
             let code = errno
             close(fd)
-            throw .failed(.localFault(
-                "cannot listen on \(family.displayName) port \(port): \(GlibcExtras.errorText(code))"))
+            throw .failed(
+                .localFault(
+                    "cannot listen on \(family.displayName) port \(port): \(GlibcExtras.errorText(code))"))
         }
         return fd
     }

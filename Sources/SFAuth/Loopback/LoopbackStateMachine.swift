@@ -245,8 +245,10 @@ struct LoopbackStateMachine {
     }
 
     /// Starts writing `response` on `id`.
-    private mutating func send(_ response: [UInt8], on id: ConnectionID, now: Milliseconds,
-                               purpose: LoopbackConnection.Purpose = .other) -> [Action] {
+    private mutating func send(
+        _ response: [UInt8], on id: ConnectionID, now: Milliseconds,
+        purpose: LoopbackConnection.Purpose = .other
+    ) -> [Action] {
         guard let index = index(of: id) else { return [] }
         connections[index].phase = .writing
         connections[index].input = []
@@ -267,8 +269,9 @@ struct LoopbackStateMachine {
         // On every path, the result pages included: a page of another origin that reaches this port
         // under another name (DNS rebinding) is not the browser coming back from the server.
         guard LoopbackHTTP.isOwnHost(line.host, port: configuration.port) else {
-            return send(LoopbackHTTP.rejected(reason: "the request is not addressed to this sign-in's listener (Host header)"),
-                        on: id, now: now)
+            return send(
+                LoopbackHTTP.rejected(reason: "the request is not addressed to this sign-in's listener (Host header)"),
+                on: id, now: now)
         }
         let isGET = line.method == "GET"
         if isGET, line.path == configuration.callbackPath {
@@ -300,7 +303,8 @@ struct LoopbackStateMachine {
         case .finishing, .stopped: return []
         }
         guard let id = held else { return stop(nil) }
-        let path: String, body: String
+        let path: String
+        let body: String
         switch page {
         case .signedIn(let detail):
             path = LoopbackHTTP.signedInPath(for: configuration.app)

@@ -20,8 +20,10 @@ extension IDTokenValidator {
     ///   - codeFlowAskedForOpenID: whether this is the authorization code flow and `openid` was among
     ///     the requested scopes.
     ///   - now: this machine's time.
-    func accept(_ tokens: TokenResponse, into credentials: inout OAuthCredentials, nonce: String?,
-                codeFlowAskedForOpenID: Bool, now: Date) async throws(OAuthError) {
+    func accept(
+        _ tokens: TokenResponse, into credentials: inout OAuthCredentials, nonce: String?,
+        codeFlowAskedForOpenID: Bool, now: Date
+    ) async throws(OAuthError) {
         guard let idToken = tokens.idToken else {
             if codeFlowAskedForOpenID, credentials.server.jwksURI != nil, credentials.scopes.contains("openid") {
                 throw .idTokenRejected("the server granted the 'openid' scope but sent no ID token (OIDC Core §3.1.3.3 requires one)")
@@ -41,8 +43,9 @@ extension IDTokenValidator {
     /// new access and ID tokens only after it passed; so a rejection says what was kept.
     func acceptRefreshed(_ idToken: String, of credentials: OAuthCredentials, now: Date) async throws(OAuthError) {
         do {
-            _ = try await validateRefreshed(idToken, original: credentials.idToken, server: credentials.server,
-                                            clientId: credentials.clientId, now: now)
+            _ = try await validateRefreshed(
+                idToken, original: credentials.idToken, server: credentials.server,
+                clientId: credentials.clientId, now: now)
         } catch .idTokenRejected(let message) {
             throw .idTokenRejected("in the refresh response, \(message) (the rotated refresh token was stored; the new access token was not)")
         }

@@ -41,8 +41,10 @@ package final class IDTokenValidator: Sendable {
     ///   - now: this machine's time.
     /// - Throws: `OAuthError.idTokenRejected` naming the check that failed; `.network` or
     ///   `.invalidServerResponse` when the key set cannot be fetched.
-    package func validate(_ idToken: String, server: AuthorizationServer, clientId: String, nonce: String?,
-                         now: Date) async throws(OAuthError) -> IDTokenClaims {
+    package func validate(
+        _ idToken: String, server: AuthorizationServer, clientId: String, nonce: String?,
+        now: Date
+    ) async throws(OAuthError) -> IDTokenClaims {
         let check = IDTokenCheck(issuer: Self.expectedIssuer(of: server), clientId: clientId, nonce: nonce, leeway: leeway)
         return try await validate(idToken, server: server, check: check, now: now)
     }
@@ -52,10 +54,13 @@ package final class IDTokenValidator: Sendable {
     /// party as the sign-in's ID token.
     ///
     /// - Parameter original: the sign-in's ID token (validated when it arrived); `nil` when there was none.
-    package func validateRefreshed(_ idToken: String, original: String?, server: AuthorizationServer, clientId: String,
-                                  now: Date) async throws(OAuthError) -> IDTokenClaims {
-        let check = IDTokenCheck(issuer: Self.expectedIssuer(of: server), clientId: clientId, nonce: nil,
-                                 original: original.flatMap(IDTokenClaims.init(unverifiedToken:)), leeway: leeway)
+    package func validateRefreshed(
+        _ idToken: String, original: String?, server: AuthorizationServer, clientId: String,
+        now: Date
+    ) async throws(OAuthError) -> IDTokenClaims {
+        let check = IDTokenCheck(
+            issuer: Self.expectedIssuer(of: server), clientId: clientId, nonce: nil,
+            original: original.flatMap(IDTokenClaims.init(unverifiedToken:)), leeway: leeway)
         return try await validate(idToken, server: server, check: check, now: now)
     }
 
@@ -68,8 +73,10 @@ package final class IDTokenValidator: Sendable {
 
     // MARK: - Steps
 
-    private func validate(_ idToken: String, server: AuthorizationServer, check: IDTokenCheck,
-                          now: Date) async throws(OAuthError) -> IDTokenClaims {
+    private func validate(
+        _ idToken: String, server: AuthorizationServer, check: IDTokenCheck,
+        now: Date
+    ) async throws(OAuthError) -> IDTokenClaims {
         let header = try IDTokenHeader(token: idToken)
         let claims = try IDTokenClaims(token: idToken)
         if let keySetURI = server.jwksURI {
@@ -101,7 +108,8 @@ package final class IDTokenValidator: Sendable {
             }
         }
         if unusable.count == candidates.count {
-            throw .idTokenRejected("the key that signed the ID token cannot be used (\(unusable.joined(separator: "; "))); the keys are at \(keySetURI)")
+            throw .idTokenRejected(
+                "the key that signed the ID token cannot be used (\(unusable.joined(separator: "; "))); the keys are at \(keySetURI)")
         }
         throw .idTokenRejected("the ID token's signature does not verify against the keys at \(keySetURI)")
     }

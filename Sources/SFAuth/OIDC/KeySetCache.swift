@@ -1,5 +1,5 @@
-import Synchronization
 import SFAuthCore
+import Synchronization
 
 /// The servers' signing keys (JWK Sets), fetched over the `HTTPClient` and kept in memory per
 /// `jwks_uri` for as long as the cache lives (a coordinator's lifetime), so a second sign-in or
@@ -28,8 +28,9 @@ final class KeySetCache: Sendable {
             return Lookup(keySet: cached, fetchedNow: false)
         }
         try EndpointURL.requireSecure(uri, name: "JWKS URI")
-        let response = try await httpClient.sendForOAuth(HTTPRequest(
-            method: "GET", url: uri, headers: [("Accept", "application/jwk-set+json, application/json")]))
+        let response = try await httpClient.sendForOAuth(
+            HTTPRequest(
+                method: "GET", url: uri, headers: [("Accept", "application/jwk-set+json, application/json")]))
         let keySet = try JSONWebKeySet.decode(response, uri: uri)
         keySets.withLock { $0[uri] = keySet }
         return Lookup(keySet: keySet, fetchedNow: true)

@@ -24,8 +24,10 @@ public final class AccountLock: Sendable {
     ///   - clock: what the wait between attempts and the timeout are measured on. Default: `SystemClock()`.
     /// - Throws: `OAuthError.storage` when the lock file cannot be opened or `timeout` passes;
     ///   `OAuthError.cancelled` when the task is cancelled.
-    public static func acquire(path: String, timeout: Duration = .seconds(60),
-                               clock: any AuthClock = SystemClock()) async throws(OAuthError) -> AccountLock {
+    public static func acquire(
+        path: String, timeout: Duration = .seconds(60),
+        clock: any AuthClock = SystemClock()
+    ) async throws(OAuthError) -> AccountLock {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw .storage("cannot open the lock file \(path): \(String(cString: strerror(errno)))")
@@ -35,8 +37,10 @@ public final class AccountLock: Sendable {
 
     /// Waits for the lock on the lock file open as `descriptor` (which the lock then owns and closes),
     /// named `path` in messages. (`FileCredentialStore` opens it through the store's descriptor.)
-    static func acquire(descriptor: Int32, path: String, timeout: Duration = .seconds(60),
-                        clock: any AuthClock) async throws(OAuthError) -> AccountLock {
+    static func acquire(
+        descriptor: Int32, path: String, timeout: Duration = .seconds(60),
+        clock: any AuthClock
+    ) async throws(OAuthError) -> AccountLock {
         var waited = false
         let deadline = clock.monotonicNow() + timeout
         var pause = Duration.milliseconds(1)
@@ -49,7 +53,8 @@ public final class AccountLock: Sendable {
             if code == EWOULDBLOCK { waited = true }
             guard clock.monotonicNow() < deadline else {
                 close(descriptor)
-                throw .storage("another process has held \(path) for more than \(timeout); try again, or remove the file if that process is no longer running")
+                throw .storage(
+                    "another process has held \(path) for more than \(timeout); try again, or remove the file if that process is no longer running")
             }
             do { try await clock.sleep(for: pause) } catch {
                 close(descriptor)

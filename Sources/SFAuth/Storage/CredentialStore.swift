@@ -42,8 +42,10 @@ extension CredentialStore {
     @discardableResult
     public func update(_ credentials: OAuthCredentials) throws(OAuthError) -> OAuthCredentials {
         guard try load(identifier: credentials.identifier) != nil else {
-            throw .loginRequired(Problem("\(credentials.displayLabel) was signed out while its token was being renewed; nothing was kept.",
-                                         remedy: .signIn(account: nil, grant: nil)))
+            throw .loginRequired(
+                Problem(
+                    "\(credentials.displayLabel) was signed out while its token was being renewed; nothing was kept.",
+                    remedy: .signIn(account: nil, grant: nil)))
         }
         return try save(credentials)
     }

@@ -39,8 +39,10 @@ public struct FileCredentialStore: CredentialStore {
     ///   - placesNewRefreshTokensInSecretStore: whether a new sign-in's refresh token goes there.
     ///     Default: `true` when a secret store is given.
     ///   - clock: what the wait for an account's lock is measured on. Default: `SystemClock()`.
-    public init(directory: String, secretStore: (any SecretStore)? = nil, placesNewRefreshTokensInSecretStore: Bool? = nil,
-                clock: any AuthClock = SystemClock()) {
+    public init(
+        directory: String, secretStore: (any SecretStore)? = nil, placesNewRefreshTokensInSecretStore: Bool? = nil,
+        clock: any AuthClock = SystemClock()
+    ) {
         self.directory = directory
         self.secretStore = secretStore
         self.placesNewRefreshTokensInSecretStore = placesNewRefreshTokensInSecretStore ?? (secretStore != nil)
@@ -51,10 +53,13 @@ public struct FileCredentialStore: CredentialStore {
     /// refresh tokens in the keyring under `app`'s own schema when `keyring` is `true`.
     ///
     /// - Throws: `.configuration` when neither `XDG_DATA_HOME` nor `HOME` is an absolute path.
-    public init(app: AppIdentity, environment: [String: String], keyring: Bool = true,
-                clock: any AuthClock = SystemClock()) throws(OAuthError) {
-        self.init(directory: try StoreLocation.credentialsDirectory(app: app, environment: environment),
-                  secretStore: keyring ? SecretServiceStore(app: app) : nil, clock: clock)
+    public init(
+        app: AppIdentity, environment: [String: String], keyring: Bool = true,
+        clock: any AuthClock = SystemClock()
+    ) throws(OAuthError) {
+        self.init(
+            directory: try StoreLocation.credentialsDirectory(app: app, environment: environment),
+            secretStore: keyring ? SecretServiceStore(app: app) : nil, clock: clock)
     }
 
     /// The file the store's writers hold (`flock`) while they change it.
@@ -110,8 +115,10 @@ public struct FileCredentialStore: CredentialStore {
         let inSecretStore = kept.refreshTokenInSecretStore ?? placesNewRefreshTokensInSecretStore
         if inSecretStore, let refreshToken = kept.refreshToken {
             guard let secretStore else {
-                throw .storage(Problem("the refresh token of \(kept.displayLabel) belongs in the keyring, but the keyring is not in use (file storage was chosen)",
-                                       remedy: .allowKeyringStorage))
+                throw .storage(
+                    Problem(
+                        "the refresh token of \(kept.displayLabel) belongs in the keyring, but the keyring is not in use (file storage was chosen)",
+                        remedy: .allowKeyringStorage))
             }
             try secretStore.setSecret(refreshToken, account: kept.identifier, kind: Self.refreshTokenKind)
             kept.refreshTokenInSecretStore = true
@@ -254,7 +261,8 @@ public struct FileCredentialStore: CredentialStore {
         guard credentials.refreshTokenPlace == .secretStore else { return credentials.refreshToken }
         guard let secretStore else { throw Self.keyringNotInUse(credentials) }
         guard let token = try secretStore.secret(account: credentials.identifier, kind: Self.refreshTokenKind) else {
-            throw .loginRequired(Problem("The refresh token of \(credentials.displayLabel) is missing from \(secretStore.displayName).", remedy: .signIn(credentials)))
+            throw .loginRequired(
+                Problem("The refresh token of \(credentials.displayLabel) is missing from \(secretStore.displayName).", remedy: .signIn(credentials)))
         }
         return token
     }
@@ -262,13 +270,16 @@ public struct FileCredentialStore: CredentialStore {
     // MARK: - File format
 
     private static func keyringNotInUse(_ credentials: OAuthCredentials) -> OAuthError {
-        .storage(Problem("the refresh token of \(credentials.displayLabel) is in the keyring, but the keyring is not in use (file storage was chosen)",
-                         remedy: .allowKeyringStorage))
+        .storage(
+            Problem(
+                "the refresh token of \(credentials.displayLabel) is in the keyring, but the keyring is not in use (file storage was chosen)",
+                remedy: .allowKeyringStorage))
     }
 
     package static func decode(_ bytes: [UInt8], path: @autoclosure () -> String, identifier: String) throws(OAuthError) -> OAuthCredentials {
         do { return try CredentialFile.decode(bytes) } catch {
-            throw .storage(Problem("\(path()) is not a valid credentials file (\(error.reason))", remedy: .removeDamagedAccount(identifier: identifier)))
+            throw .storage(
+                Problem("\(path()) is not a valid credentials file (\(error.reason))", remedy: .removeDamagedAccount(identifier: identifier)))
         }
     }
 

@@ -1,6 +1,6 @@
 import CSecret
-import SFAuthCore
 import Glibc
+import SFAuthCore
 
 /// One call into the CSecret shim with a store's options, turned into a `SecretServiceFailure`
 /// when it does not succeed.

@@ -54,8 +54,10 @@ public struct SecretServiceStore: SecretStore {
     }
 
     /// Creates a store with another schema name or library names (for tests).
-    package init(timeout: Duration, schemaName: String, labelPrefix: String = "sfauth",
-                 libraryNames: [String] = ["libsecret-1.so.0"]) {
+    package init(
+        timeout: Duration, schemaName: String, labelPrefix: String = "sfauth",
+        libraryNames: [String] = ["libsecret-1.so.0"]
+    ) {
         self.timeout = timeout
         self.schema = schemaName
         self.labelPrefix = labelPrefix

@@ -12,16 +12,22 @@ extension StorageMode {
     ///     otherwise the files, with a `notice` for the user. Other commands never probe: an account's
     ///     refresh token stays where it was put, and the keyring is asked only when one is needed.
     ///   - probe: asks whether the keyring can be used. Default: `SecretServiceStore.probe()`.
-    public func store(directory: String, app: AppIdentity = .sfauth, signingIn: Bool,
-                      probe: () -> SecretServiceAvailability = { SecretServiceStore.probe() })
-        throws(OAuthError) -> (store: FileCredentialStore, notice: String?) {
+    public func store(
+        directory: String, app: AppIdentity = .sfauth, signingIn: Bool,
+        probe: () -> SecretServiceAvailability = { SecretServiceStore.probe() }
+    )
+        throws(OAuthError) -> (store: FileCredentialStore, notice: String?)
+    {
         switch self {
         case .file:
             return (FileCredentialStore(directory: directory), nil)
         case .keyring, .auto:
             guard signingIn else {
-                return (FileCredentialStore(directory: directory, secretStore: SecretServiceStore(app: app),
-                                            placesNewRefreshTokensInSecretStore: false), nil)
+                return (
+                    FileCredentialStore(
+                        directory: directory, secretStore: SecretServiceStore(app: app),
+                        placesNewRefreshTokensInSecretStore: false), nil
+                )
             }
             switch probe() {
             case .available:
@@ -30,8 +36,11 @@ extension StorageMode {
                 throw .configuration(Problem("the keyring cannot be used (\(reason))", remedy: .useFileStorage))
             case .unavailable(let reason):
                 let notice = "No keyring answered (\(reason)), so the refresh token is kept in the 0600 credentials file."
-                return (FileCredentialStore(directory: directory, secretStore: SecretServiceStore(app: app),
-                                            placesNewRefreshTokensInSecretStore: false), notice)
+                return (
+                    FileCredentialStore(
+                        directory: directory, secretStore: SecretServiceStore(app: app),
+                        placesNewRefreshTokensInSecretStore: false), notice
+                )
             }
         }
     }

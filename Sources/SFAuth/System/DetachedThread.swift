@@ -32,11 +32,13 @@ enum DetachedThread {
         defer { pthread_attr_destroy(&attributes) }
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         var thread = pthread_t()
-        let result = pthread_create(&thread, &attributes, { raw in
-            guard let raw else { return nil }
-            Unmanaged<Work>.fromOpaque(raw).takeRetainedValue().body()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread, &attributes,
+            { raw in
+                guard let raw else { return nil }
+                Unmanaged<Work>.fromOpaque(raw).takeRetainedValue().body()
+                return nil
+            }, context)
         guard result == 0 else {
             Unmanaged<Work>.fromOpaque(context).release()
             throw StartFailure(code: result)

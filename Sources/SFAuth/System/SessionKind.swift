@@ -56,10 +56,11 @@ public struct SessionKind: Sendable, Equatable {
         func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         let display: Display? = value("WAYLAND_DISPLAY").map(Display.wayland) ?? value("DISPLAY").map(Display.x11)
         let connection = value("SSH_CONNECTION")
-        self.init(display: display,
-                  isSSH: connection != nil || value("SSH_TTY") != nil,
-                  sshClientAddress: connection?.split(separator: " ").first.map(String.init),
-                  isWSL: value("WSL_DISTRO_NAME") != nil || value("WSL_INTEROP") != nil)
+        self.init(
+            display: display,
+            isSSH: connection != nil || value("SSH_TTY") != nil,
+            sshClientAddress: connection?.split(separator: " ").first.map(String.init),
+            isWSL: value("WSL_DISTRO_NAME") != nil || value("WSL_INTEROP") != nil)
     }
 
     /// An SSH session without a forwarded display: a browser started here would show on no screen

@@ -23,8 +23,10 @@ public struct TokenSource: Sendable {
         public var clientSecret: String?
 
         /// Creates options.
-        public init(leeway: TimeInterval = TokenFreshness.defaultLeeway,
-                    assumedLifetime: TimeInterval = TokenFreshness.defaultAssumedLifetime, clientSecret: String? = nil) {
+        public init(
+            leeway: TimeInterval = TokenFreshness.defaultLeeway,
+            assumedLifetime: TimeInterval = TokenFreshness.defaultAssumedLifetime, clientSecret: String? = nil
+        ) {
             self.leeway = leeway
             self.assumedLifetime = assumedLifetime
             self.clientSecret = clientSecret
@@ -57,8 +59,10 @@ public struct TokenSource: Sendable {
     ///   - options: the leeway, assumed lifetime and client secret. Default: `Options()`.
     ///   - clock: the time expiry is judged by. Default: `SystemClock()`. (Waiting for another
     ///     process's refresh is the store's: see `FileCredentialStore.clock`.)
-    public init(store: any CredentialStore, httpClient: any HTTPClient = CurlHTTPClient(), options: Options = Options(),
-                clock: any AuthClock = SystemClock()) {
+    public init(
+        store: any CredentialStore, httpClient: any HTTPClient = CurlHTTPClient(), options: Options = Options(),
+        clock: any AuthClock = SystemClock()
+    ) {
         self.store = store
         self.httpClient = httpClient
         self.options = options
@@ -94,7 +98,10 @@ public struct TokenSource: Sendable {
         // would retire the token the other process just handed out.)
         let current = try load(stored.identifier)
         if current.accessToken != stored.accessToken && !current.needsLogin
-            && !current.isExpired(at: clock.now(), leeway: 0, assumedLifetime: options.assumedLifetime) { return current }
+            && !current.isExpired(at: clock.now(), leeway: 0, assumedLifetime: options.assumedLifetime)
+        {
+            return current
+        }
         if !forceRefresh && isUsable(current) { return current }
         try requireRefreshable(current)
         return try await refresh(current)
@@ -113,30 +120,40 @@ public struct TokenSource: Sendable {
         let stored = try store.identifiers()
         guard stored.isEmpty else {
             // Accounts exist, but none is the default: that is a choice to make, not a sign-in.
-            throw .configuration(Problem("no account is the default, and \(stored.count) account\(stored.count == 1 ? " is" : "s are") stored",
-                                         remedy: .chooseDefaultAccount))
+            throw .configuration(
+                Problem(
+                    "no account is the default, and \(stored.count) account\(stored.count == 1 ? " is" : "s are") stored",
+                    remedy: .chooseDefaultAccount))
         }
         throw .loginRequired(Problem("Not signed in: no account is stored.", remedy: .signIn(account: nil, grant: nil)))
     }
 
     private func requireRefreshable(_ credentials: OAuthCredentials) throws(OAuthError) {
         if credentials.needsLogin {
-            throw .loginRequired(Problem("The sign-in of \(credentials.displayLabel) is no longer valid (the server rejected its refresh token).",
-                                         remedy: .signIn(credentials)))
+            throw .loginRequired(
+                Problem(
+                    "The sign-in of \(credentials.displayLabel) is no longer valid (the server rejected its refresh token).",
+                    remedy: .signIn(credentials)))
         }
         guard canRenew(credentials) else {
             let state = isExpiredNow(credentials) ? "has expired" : "cannot be renewed"
             if credentials.obtainedBy == .clientCredentials, options.clientSecret != nil {
                 // A secret bound to another client never goes to this account's server.
-                throw .loginRequired(Problem("The access token of \(credentials.displayLabel) \(state), and the client secret given is not the one it signed in with, so it is not sent to its server.",
-                                             remedy: .provideClientSecret(account: credentials.selectableName)))
+                throw .loginRequired(
+                    Problem(
+                        "The access token of \(credentials.displayLabel) \(state), and the client secret given is not the one it signed in with, so it is not sent to its server.",
+                        remedy: .provideClientSecret(account: credentials.selectableName)))
             }
             if credentials.obtainedBy == .clientCredentials {
-                throw .loginRequired(Problem("The access token of \(credentials.displayLabel) \(state), and renewing it needs the client secret.",
-                                             remedy: .provideClientSecret(account: credentials.selectableName)))
+                throw .loginRequired(
+                    Problem(
+                        "The access token of \(credentials.displayLabel) \(state), and renewing it needs the client secret.",
+                        remedy: .provideClientSecret(account: credentials.selectableName)))
             }
-            throw .loginRequired(Problem("The access token of \(credentials.displayLabel) \(state) and there is no refresh token.",
-                                         remedy: .signIn(credentials)))
+            throw .loginRequired(
+                Problem(
+                    "The access token of \(credentials.displayLabel) \(state) and there is no refresh token.",
+                    remedy: .signIn(credentials)))
         }
     }
 
@@ -151,8 +168,9 @@ public struct TokenSource: Sendable {
         let request: HTTPRequest
         let usedRefreshToken = try store.refreshToken(of: credentials)
         if let refreshToken = usedRefreshToken {
-            request = TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint,
-                                           client: ClientConfiguration(clientId: credentials.clientId))
+            request = TokenRequest.refresh(
+                refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint,
+                client: ClientConfiguration(clientId: credentials.clientId))
         } else if let renewal = credentials.jwtBearerRenewal {
             request = try await Self.renewalRequest(renewal, for: credentials, now: clock.now())
         } else if credentials.obtainedBy == .clientCredentials, let secret = options.clientSecret, credentials.accepts(clientSecret: secret) {
@@ -160,8 +178,10 @@ public struct TokenSource: Sendable {
                 tokenEndpoint: credentials.server.tokenEndpoint,
                 client: ClientConfiguration(clientId: credentials.clientId, clientSecret: secret, scopes: credentials.scopes))
         } else {
-            throw .loginRequired(Problem("The access token of \(credentials.displayLabel) cannot be renewed: there is no refresh token.",
-                                         remedy: .signIn(credentials)))
+            throw .loginRequired(
+                Problem(
+                    "The access token of \(credentials.displayLabel) cannot be renewed: there is no refresh token.",
+                    remedy: .signIn(credentials)))
         }
         let httpResponse = try await httpClient.sendForOAuth(request)
         // A server that rotates refresh tokens has retired the old one the moment it answers: the new
@@ -177,13 +197,16 @@ public struct TokenSource: Sendable {
         } catch .tokenRequestRejected(let error) where error.code == "invalid_grant" {
             if error.description?.contains("already being processed") == true {
                 // Salesforce: a refresh with this token is running elsewhere (another machine). Not our token's fault.
-                throw .invalidServerResponse(Problem("the server is already processing a refresh for \(credentials.displayLabel)",
-                                                     remedy: .tryAgainLater))
+                throw .invalidServerResponse(
+                    Problem(
+                        "the server is already processing a refresh for \(credentials.displayLabel)",
+                        remedy: .tryAgainLater))
             }
             var rejected = credentials
             rejected.status = .loginRequired
             try store.update(rejected)
-            throw .loginRequired(Problem("The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)).", remedy: .signIn(credentials)))
+            throw .loginRequired(
+                Problem("The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)).", remedy: .signIn(credentials)))
         }
         var refreshed = current.refreshed(with: response, now: clock.now())
         // An account from before bindings were kept is bound to the secret that renewed it.
@@ -205,7 +228,8 @@ public struct TokenSource: Sendable {
     /// new sign-in helps, and "try again later" would send the user round in circles.
     private static func readingEmptyRefusal(_ response: HTTPResponse, to request: HTTPRequest) -> HTTPResponse {
         guard response.status == 400, response.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D }),
-              request.bodyText.hasPrefix("grant_type=refresh_token&") else { return response }
+            request.bodyText.hasPrefix("grant_type=refresh_token&")
+        else { return response }
         let body = #"{"error":"invalid_grant","error_description":"the server refused the refresh token (HTTP 400 with an empty body)"}"#
         return HTTPResponse(status: 400, headers: ["content-type": "application/json"], body: Array(body.utf8))
     }
@@ -219,15 +243,19 @@ public struct TokenSource: Sendable {
     }
 
     /// A JWT bearer request with a new assertion for an account signed in that way (RFC 7523 §2.1).
-    private static func renewalRequest(_ renewal: JWTBearerRenewal, for credentials: OAuthCredentials,
-                                       now: Date) async throws(OAuthError) -> HTTPRequest {
+    private static func renewalRequest(
+        _ renewal: JWTBearerRenewal, for credentials: OAuthCredentials,
+        now: Date
+    ) async throws(OAuthError) -> HTTPRequest {
         let signer: JWTAssertionSigner
         do {
             signer = try await JWTAssertionSigner(privateKeyFile: renewal.keyFile, keyID: renewal.keyID)
         } catch {
-            throw .loginRequired(Problem("The access token of \(credentials.displayLabel) has expired and cannot be renewed: \(error).", remedy: .signIn(credentials)))
+            throw .loginRequired(
+                Problem("The access token of \(credentials.displayLabel) has expired and cannot be renewed: \(error).", remedy: .signIn(credentials)))
         }
-        return try await signer.tokenRequest(username: renewal.subject, audience: renewal.audience, tokenEndpoint: credentials.server.tokenEndpoint,
-                                             client: ClientConfiguration(clientId: credentials.clientId), now: now)
+        return try await signer.tokenRequest(
+            username: renewal.subject, audience: renewal.audience, tokenEndpoint: credentials.server.tokenEndpoint,
+            client: ClientConfiguration(clientId: credentials.clientId), now: now)
     }
 }

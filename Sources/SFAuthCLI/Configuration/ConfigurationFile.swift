@@ -1,4 +1,5 @@
 import SFAuth
+
 /// The user's configuration file: named profiles and which one is the default.
 ///
 /// ```toml
@@ -33,8 +34,9 @@ package struct ConfigurationFile: Sendable, Equatable {
         var defaultProfile: Sourced<String>?
         for entry in document.root.entries {
             guard entry.key == "default_profile" else {
-                throw failure("unknown key '\(entry.key)' at the top level; known keys: default_profile (profile settings go in a [profile.NAME] table)",
-                              line: entry.line)
+                throw failure(
+                    "unknown key '\(entry.key)' at the top level; known keys: default_profile (profile settings go in a [profile.NAME] table)",
+                    line: entry.line)
             }
             guard case .string(let name) = entry.value, !name.isEmpty else {
                 throw failure("default_profile must be the name of a profile, as a string", line: entry.line)
@@ -111,7 +113,8 @@ private struct ProfileReader {
         for entry in table.entries {
             guard let key = ConfigurationKey(rawValue: entry.key) else {
                 let place = tableName.isEmpty ? "" : " in [\(tableName)]"
-                let meant = Spelling.suggestion(for: entry.key, among: ConfigurationKey.allCases.map(\.rawValue)).map { " did you mean '\($0)'?" } ?? ""
+                let meant =
+                    Spelling.suggestion(for: entry.key, among: ConfigurationKey.allCases.map(\.rawValue)).map { " did you mean '\($0)'?" } ?? ""
                 throw failure("unknown key '\(entry.key)'\(place);\(meant) known keys: \(ConfigurationKey.allNames)", line: entry.line)
             }
             layer.set(key, try value(of: entry, as: key), from: source(entry.line, tableName))
@@ -119,8 +122,9 @@ private struct ProfileReader {
         if let parameters {
             for entry in parameters.entries {
                 guard case .string(let value) = entry.value else {
-                    throw failure("the parameter '\(entry.key)' in [\(parameters.displayName)] must be a string, not \(entry.value.typeDescription)",
-                                  line: entry.line)
+                    throw failure(
+                        "the parameter '\(entry.key)' in [\(parameters.displayName)] must be a string, not \(entry.value.typeDescription)",
+                        line: entry.line)
                 }
                 guard !entry.key.isEmpty else { throw failure("a parameter in [\(parameters.displayName)] has an empty name", line: entry.line) }
                 layer.addParameter(name: entry.key, value: value, from: source(entry.line, parameters.displayName))
@@ -157,11 +161,13 @@ private struct ProfileReader {
             }
             return .words(arguments)
         case (.arguments, _):
-            throw failure("\(key.rawValue) must be an array of strings, the command and its arguments, not \(entry.value.typeDescription)",
-                          line: entry.line)
+            throw failure(
+                "\(key.rawValue) must be an array of strings, the command and its arguments, not \(entry.value.typeDescription)",
+                line: entry.line)
         case (.words, _):
-            throw failure("\(key.rawValue) must be an array of strings or a space-separated string, not \(entry.value.typeDescription)",
-                          line: entry.line)
+            throw failure(
+                "\(key.rawValue) must be an array of strings or a space-separated string, not \(entry.value.typeDescription)",
+                line: entry.line)
         }
     }
 

@@ -1,4 +1,5 @@
 import SFAuth
+
 /// The settings a profile can hold: the keys of a `[profile.NAME]` table, of a preset file, and of
 /// `sfauth config`'s output. Declared in the order `sfauth config` shows them.
 package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {

@@ -1,4 +1,5 @@
 import SFAuth
+
 /// The settings one place gives — the command line, the environment, a profile of the configuration
 /// file, or a preset — each with where it came from. `ConfigurationResolver` stacks layers.
 package struct ConfigurationLayer: Sendable, Equatable {
@@ -16,8 +17,9 @@ package struct ConfigurationLayer: Sendable, Equatable {
     /// Sets `key`; a value of the wrong kind for the key is a programming error.
     package mutating func set(_ key: ConfigurationKey, _ value: SettingValue, from source: ConfigurationSource) {
         // An argument list is held as words (each one as it is, spaces included).
-        precondition(value.kind == key.kind || (key.kind == .arguments && value.kind == .words),
-                     "\(key.rawValue) holds \(key.kind), not \(value.kind)")
+        precondition(
+            value.kind == key.kind || (key.kind == .arguments && value.kind == .words),
+            "\(key.rawValue) holds \(key.kind), not \(value.kind)")
         values[key] = Sourced(value, from: source)
     }
 
@@ -38,7 +40,8 @@ package struct ConfigurationLayer: Sendable, Equatable {
         var layer = ConfigurationLayer()
         for key in ConfigurationKey.allCases {
             guard let setting = key.environmentSetting, let text = settings.value(setting),
-                  !text.allSatisfy(\.isWhitespace) else { continue }
+                !text.allSatisfy(\.isWhitespace)
+            else { continue }
             let variable = settings.name(setting)
             switch key.kind {
             case .words: layer.set(key, .words(SettingValue.splitWords(text)), from: .environment(variable))

@@ -1,4 +1,5 @@
 import SFAuth
+
 /// Reads the small subset of TOML 1.0 that sfauth's configuration files use, and says exactly where
 /// anything else is: `FILE:LINE: what is wrong`.
 ///
@@ -82,8 +83,14 @@ package struct ConfigurationParser {
             skipSpaces()
             name.append(try key())
             skipSpaces()
-            if peek() == "." { advance(); continue }
-            if peek() == "]" { advance(); break }
+            if peek() == "." {
+                advance()
+                continue
+            }
+            if peek() == "]" {
+                advance()
+                break
+            }
             throw failure("expected ']' to close the table header, found \(describeNext())")
         }
         return ConfigurationDocument.Table(name: name, line: headerLine, entries: [])
@@ -110,7 +117,10 @@ package struct ConfigurationParser {
         case "'": return try literalString()
         case let scalar? where Self.isBareKeyCharacter(scalar):
             var key = ""
-            while let next = peek(), Self.isBareKeyCharacter(next) { key.unicodeScalars.append(next); advance() }
+            while let next = peek(), Self.isBareKeyCharacter(next) {
+                key.unicodeScalars.append(next)
+                advance()
+            }
             return key
         default:
             throw failure("expected a key (letters, digits, '_' and '-', or a quoted string), found \(describeNext())")
@@ -124,7 +134,9 @@ package struct ConfigurationParser {
         switch peek() {
         case nil: return
         case "\n": advance()
-        case "\r" where peek(offset: 1) == "\n": advance(); advance()
+        case "\r" where peek(offset: 1) == "\n":
+            advance()
+            advance()
         case "\r": throw failure("a carriage return without a line feed; save the file with Unix (LF) or Windows (CRLF) line ends")
         default: throw failure("unexpected \(describeNext()) after the value; write one 'key = value' per line")
         }
@@ -233,7 +245,10 @@ package struct ConfigurationParser {
         while true {
             try skipSpacesLineBreaksAndComments()
             guard let scalar = peek() else { throw failure("unterminated array (missing ']')", line: startLine) }
-            if scalar == "]" { advance(); return strings }
+            if scalar == "]" {
+                advance()
+                return strings
+            }
             let elementLine = line
             // Checked before reading the element: nested arrays must not recurse (thousands of '['
             // would overflow the stack; found by fuzzing).
@@ -244,7 +259,9 @@ package struct ConfigurationParser {
             try skipSpacesLineBreaksAndComments()
             switch peek() {
             case ",": advance()
-            case "]": advance(); return strings
+            case "]":
+                advance()
+                return strings
             case nil: throw failure("unterminated array (missing ']')", line: startLine)
             default: throw failure("expected ',' or ']' in the array, found \(describeNext())")
             }

@@ -1,4 +1,5 @@
 import SFAuth
+
 /// Resolves layers of settings — flags over environment over profile — on top of a preset and
 /// sfauth's defaults, into what a login uses, remembering where each value came from.
 ///
@@ -58,8 +59,10 @@ package struct ConfigurationResolver: Sendable {
             }
         }
         if reportingMissing && values.text(.clientId) == nil {
-            missing.append(MissingSetting(name: ConfigurationKey.clientId.rawValue,
-                                          reason: "required for this server; give \(ConfigurationKey.clientId.waysToSet)"))
+            missing.append(
+                MissingSetting(
+                    name: ConfigurationKey.clientId.rawValue,
+                    reason: "required for this server; give \(ConfigurationKey.clientId.waysToSet)"))
         }
         let placeholder = ServerSelection.known(AuthorizationServer(authorizationEndpoint: "", tokenEndpoint: ""))
         let server = missing.isEmpty ? try self.server(values) : ((try? self.server(values)) ?? placeholder)
@@ -78,7 +81,8 @@ package struct ConfigurationResolver: Sendable {
     /// Every value in effect, in key order: the preset, the server (with a Salesforce host's derived
     /// endpoints), the client, the parameters after the redirect, the grant values.
     private func settings(_ values: ConfigurationLookup, server: ServerSelection, parameters: [Sourced<AuthorizationParameter>])
-        -> [ResolvedSetting] {
+        -> [ResolvedSetting]
+    {
         var settings = [ResolvedSetting]()
         if let choice = values.presetChoice { settings.append(ResolvedSetting(name: "preset", value: .text(choice.value), source: choice.source)) }
         for key in ConfigurationKey.allCases where key != .preset && key != .loginHint {
@@ -144,8 +148,9 @@ package struct ConfigurationResolver: Sendable {
         let endpointKeys: [ConfigurationKey] = [.revokeURL, .userinfoURL, .jwksURL, .deviceAuthorizationURL]
         if let host = values.text(.instanceURL) ?? values.text(.loginURL) {
             if let key = endpointKeys.first(where: { values[$0] != nil }), let value = values[key] {
-                throw Self.problem("\(key.rawValue) is for servers given by issuer or by authorize_url and token_url; a Salesforce server's endpoints follow from its host",
-                                   at: value.source)
+                throw Self.problem(
+                    "\(key.rawValue) is for servers given by issuer or by authorize_url and token_url; a Salesforce server's endpoints follow from its host",
+                    at: value.source)
             }
             let server = Salesforce.server(loginHost: host.value)
             let name = values[.instanceURL] != nil ? ConfigurationKey.instanceURL.rawValue : ConfigurationKey.loginURL.rawValue
@@ -166,27 +171,33 @@ package struct ConfigurationResolver: Sendable {
                 // requireOneServer() and the presets' requirements leave no other case.
                 throw .configuration("no server is configured; give --issuer, or --authorize-url and --token-url, or a preset")
             }
-            return .discover(issuer: issuer.value, overrides: EndpointOverrides(
-                revocationEndpoint: values.text(.revokeURL)?.value, userinfoEndpoint: values.text(.userinfoURL)?.value,
-                jwksURI: values.text(.jwksURL)?.value, deviceAuthorizationEndpoint: values.text(.deviceAuthorizationURL)?.value))
+            return .discover(
+                issuer: issuer.value,
+                overrides: EndpointOverrides(
+                    revocationEndpoint: values.text(.revokeURL)?.value, userinfoEndpoint: values.text(.userinfoURL)?.value,
+                    jwksURI: values.text(.jwksURL)?.value, deviceAuthorizationEndpoint: values.text(.deviceAuthorizationURL)?.value))
         }
         for (key, value) in [(ConfigurationKey.authorizeURL, authorize), (.tokenURL, token)] {
             try Self.check(at: value.source) { () throws(OAuthError) in try EndpointURL.requireSecure(value.value, name: key.rawValue) }
         }
         // Explicit endpoints are used as they are; an issuer given with them is what the server's
         // responses must name (RFC 9207 `iss`, the ID token's `iss`), without asking for metadata.
-        return .known(AuthorizationServer(
-            authorizationEndpoint: authorize.value, tokenEndpoint: token.value, revocationEndpoint: values.text(.revokeURL)?.value,
-            userinfoEndpoint: values.text(.userinfoURL)?.value, issuer: issuer?.value, jwksURI: values.text(.jwksURL)?.value,
-            deviceAuthorizationEndpoint: values.text(.deviceAuthorizationURL)?.value))
+        return .known(
+            AuthorizationServer(
+                authorizationEndpoint: authorize.value, tokenEndpoint: token.value, revocationEndpoint: values.text(.revokeURL)?.value,
+                userinfoEndpoint: values.text(.userinfoURL)?.value, issuer: issuer?.value, jwksURI: values.text(.jwksURL)?.value,
+                deviceAuthorizationEndpoint: values.text(.deviceAuthorizationURL)?.value))
     }
 
     /// A Salesforce server's endpoints, which follow from its host, shown with the host's source.
     private func derivedEndpoints(_ server: ServerSelection, _ values: ConfigurationLookup) -> [ResolvedSetting] {
         guard case .known(let known) = server, known.flavor == .salesforce,
-              let host = values[.instanceURL] ?? values[.loginURL] else { return [] }
-        let endpoints: [(ConfigurationKey, String?)] = [(.authorizeURL, known.authorizationEndpoint), (.tokenURL, known.tokenEndpoint),
-                                                       (.revokeURL, known.revocationEndpoint), (.userinfoURL, known.userinfoEndpoint)]
+            let host = values[.instanceURL] ?? values[.loginURL]
+        else { return [] }
+        let endpoints: [(ConfigurationKey, String?)] = [
+            (.authorizeURL, known.authorizationEndpoint), (.tokenURL, known.tokenEndpoint),
+            (.revokeURL, known.revocationEndpoint), (.userinfoURL, known.userinfoEndpoint),
+        ]
         return endpoints.compactMap { key, endpoint in
             endpoint.map { ResolvedSetting(name: key.rawValue, value: .text($0), source: host.source) }
         }
@@ -195,15 +206,18 @@ package struct ConfigurationResolver: Sendable {
     // MARK: - Client
 
     private func client(_ values: ConfigurationLookup, placeholderId: String? = nil) throws(OAuthError)
-        -> (configuration: ClientConfiguration, parameters: [Sourced<AuthorizationParameter>]) {
+        -> (configuration: ClientConfiguration, parameters: [Sourced<AuthorizationParameter>])
+    {
         guard let clientId = values.text(.clientId) ?? placeholderId.map({ Sourced($0, from: .builtIn) }) else {
             let named = [ConfigurationKey.issuer, .authorizeURL, .tokenURL].lazy.compactMap { values[$0] }.first
-            throw Self.problem("a client id is required for this server; give \(ConfigurationKey.clientId.waysToSet)",
-                               at: named?.source ?? .builtIn)
+            throw Self.problem(
+                "a client id is required for this server; give \(ConfigurationKey.clientId.waysToSet)",
+                at: named?.source ?? .builtIn)
         }
         guard case .words(let scopes)? = values[.scopes]?.value,
-              let host = values.text(.callbackHost), let path = values.text(.callbackPath),
-              case .port(let port)? = values[.callbackPort]?.value else {
+            let host = values.text(.callbackHost), let path = values.text(.callbackPath),
+            case .port(let port)? = values[.callbackPort]?.value
+        else {
             preconditionFailure("the built-in defaults set scopes and the redirect")
         }
         try Self.check(at: host.source) { () throws(OAuthError) in try RedirectConfiguration(host: host.value).validate() }
@@ -211,8 +225,9 @@ package struct ConfigurationResolver: Sendable {
 
         let parameters = authorizationParameters()
         for parameter in parameters where AuthorizationParameter.reservedNames.contains(parameter.value.name) {
-            throw Self.problem("the authorization parameter '\(parameter.value.name)' is set by sfauth itself and cannot be given",
-                               at: parameter.source)
+            throw Self.problem(
+                "the authorization parameter '\(parameter.value.name)' is set by sfauth itself and cannot be given",
+                at: parameter.source)
         }
         let configuration = ClientConfiguration(
             clientId: clientId.value, scopes: scopes, redirect: RedirectConfiguration(host: host.value, port: port, path: path.value),
@@ -281,11 +296,12 @@ private struct ConfigurationLookup {
 
     /// The value of `key`, from the highest layer that may give it.
     subscript(key: ConfigurationKey) -> Sourced<SettingValue>? {
-        let stack = switch key.role {
-        case .choosesServer: server
-        case .serverEndpoint: endpoints
-        case .independent: independent
-        }
+        let stack =
+            switch key.role {
+            case .choosesServer: server
+            case .serverEndpoint: endpoints
+            case .independent: independent
+            }
         return stack.lazy.compactMap { $0[key] }.first
     }
 

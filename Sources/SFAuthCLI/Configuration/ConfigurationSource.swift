@@ -1,4 +1,5 @@
 import SFAuth
+
 /// Where a configuration value came from, so `sfauth config` and error messages can say so.
 ///
 /// From highest to lowest precedence: a command-line flag, an environment variable, the user's

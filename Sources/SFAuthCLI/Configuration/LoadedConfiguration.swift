@@ -36,8 +36,10 @@ package struct LoadedConfiguration: Sendable, Equatable {
     /// - Throws: `OAuthError.configuration` when a file named by `--config` or `SFAUTH_CONFIG` does not
     ///   exist or cannot be read, the file is invalid (`FILE:LINE: …`), the profile does not exist, or
     ///   the settings do not resolve (see `ConfigurationResolver.resolve()`).
-    package static func load(flags: ConfigurationLayer, configPath: String? = nil, profileName: String? = nil,
-                            settings: EnvironmentSettings, reportingMissing: Bool = false) throws(OAuthError) -> LoadedConfiguration {
+    package static func load(
+        flags: ConfigurationLayer, configPath: String? = nil, profileName: String? = nil,
+        settings: EnvironmentSettings, reportingMissing: Bool = false
+    ) throws(OAuthError) -> LoadedConfiguration {
         let location = ConfigurationFileLocation.resolve(flag: configPath, settings: settings)
         let file = try location.flatMap { location throws(OAuthError) in try read(location) }
 

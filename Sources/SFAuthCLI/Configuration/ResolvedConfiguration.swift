@@ -1,4 +1,5 @@
 import SFAuth
+
 /// What a login uses, resolved from flags, environment, profile and preset by `ConfigurationResolver`,
 /// with where every value came from.
 package struct ResolvedConfiguration: Sendable, Equatable {
@@ -22,8 +23,10 @@ package struct ResolvedConfiguration: Sendable, Equatable {
     package var missing: [MissingSetting] = []
 
     /// Creates a resolved configuration.
-    package init(server: ServerSelection, client: ClientConfiguration, preset: Sourced<String>?, username: Sourced<String>? = nil,
-                jwtKeyFile: Sourced<String>? = nil, audience: Sourced<String>? = nil, settings: [ResolvedSetting]) {
+    package init(
+        server: ServerSelection, client: ClientConfiguration, preset: Sourced<String>?, username: Sourced<String>? = nil,
+        jwtKeyFile: Sourced<String>? = nil, audience: Sourced<String>? = nil, settings: [ResolvedSetting]
+    ) {
         self.server = server
         self.client = client
         self.preset = preset
@@ -97,8 +100,10 @@ package struct EndpointOverrides: Sendable, Equatable {
     package var deviceAuthorizationEndpoint: String?
 
     /// Creates overrides; `nil` keeps the discovered endpoint.
-    package init(revocationEndpoint: String? = nil, userinfoEndpoint: String? = nil, jwksURI: String? = nil,
-                deviceAuthorizationEndpoint: String? = nil) {
+    package init(
+        revocationEndpoint: String? = nil, userinfoEndpoint: String? = nil, jwksURI: String? = nil,
+        deviceAuthorizationEndpoint: String? = nil
+    ) {
         self.revocationEndpoint = revocationEndpoint
         self.userinfoEndpoint = userinfoEndpoint
         self.jwksURI = jwksURI

@@ -137,8 +137,10 @@ extension FileCredentialStore {
     /// — with its identifier, which no alias can take over later (`setup-git`, `kubeconfig`).
     package func accountForConfiguration(named name: String?) throws(OAuthError) -> OAuthCredentials {
         guard let credentials = try credentials(of: try identifier(selectedBy: name)) else {
-            throw .loginRequired(Problem("Not signed in: no account is stored, and the configuration names one.",
-                                         remedy: .signIn(account: nil, grant: nil)))
+            throw .loginRequired(
+                Problem(
+                    "Not signed in: no account is stored, and the configuration names one.",
+                    remedy: .signIn(account: nil, grant: nil)))
         }
         return credentials
     }

@@ -20,10 +20,13 @@ package struct TerminalSession: Sendable, Equatable {
     }
 
     /// A session described by its answers (tests): a display is an X11 `:0`.
-    package init(hasDisplay: Bool = false, isSSH: Bool = false, isWSL: Bool = false, standardInputIsTerminal: Bool = false,
-                 browserVariable: String? = nil) {
-        self.init(kind: SessionKind(display: hasDisplay ? .x11(":0") : nil, isSSH: isSSH, isWSL: isWSL),
-                  standardInputIsTerminal: standardInputIsTerminal, browserVariable: browserVariable)
+    package init(
+        hasDisplay: Bool = false, isSSH: Bool = false, isWSL: Bool = false, standardInputIsTerminal: Bool = false,
+        browserVariable: String? = nil
+    ) {
+        self.init(
+            kind: SessionKind(display: hasDisplay ? .x11(":0") : nil, isSSH: isSSH, isWSL: isWSL),
+            standardInputIsTerminal: standardInputIsTerminal, browserVariable: browserVariable)
     }
 
     /// This process's session, as `environment` and standard input say.

@@ -39,8 +39,11 @@ package struct DoctorCheck: Sendable, Equatable {
         var checks = [display(facts), browser(facts)]
         if facts.session.isSSH {
             let client = facts.session.kind.sshClientAddress ?? "?"
-            checks.append(DoctorCheck("ssh", .note,
-                "connected over SSH from \(client): a browser there reaches this login through `ssh -L PORT:localhost:PORT`, or paste the address back"))
+            checks.append(
+                DoctorCheck(
+                    "ssh", .note,
+                    "connected over SSH from \(client): a browser there reaches this login through `ssh -L PORT:localhost:PORT`, or paste the address back"
+                ))
         }
         checks += [keyring(facts.keyring), store(facts.store), port(facts.port), proxy(facts), clock(facts.clock)]
         return checks
@@ -49,15 +52,19 @@ package struct DoctorCheck: Sendable, Equatable {
     private static func display(_ facts: DoctorFacts) -> DoctorCheck {
         if let display = facts.session.kind.display {
             guard facts.displayAnswers != false else {
-                return DoctorCheck("display", .problem,
-                    "\(display) is set, but nothing answers there: a browser cannot open on it; start the display, or unset the variable to get the URL printed")
+                return DoctorCheck(
+                    "display", .problem,
+                    "\(display) is set, but nothing answers there: a browser cannot open on it; start the display, or unset the variable to get the URL printed"
+                )
             }
             return DoctorCheck("display", .ok, "a display is available (\(display))")
         }
         if facts.session.isWSL {
-            return DoctorCheck("display", .note, "WSL: the Windows browser opens through $BROWSER or wslview; if none does, open the printed URL yourself")
+            return DoctorCheck(
+                "display", .note, "WSL: the Windows browser opens through $BROWSER or wslview; if none does, open the printed URL yourself")
         }
-        return DoctorCheck("display", .note,
+        return DoctorCheck(
+            "display", .note,
             "no display (DISPLAY and WAYLAND_DISPLAY are unset): sign-in prints the URL; paste the address back, forward the port, or use --device")
     }
 
@@ -72,7 +79,8 @@ package struct DoctorCheck: Sendable, Equatable {
             let display = facts.session.hasDisplay
             return DoctorCheck("browser", display ? .ok : .note, "\(opener) opens the browser\(display ? "" : ", but needs a display or $BROWSER")")
         }
-        return DoctorCheck("browser", .note,
+        return DoctorCheck(
+            "browser", .note,
             "xdg-open is not installed (Debian package xdg-utils) and $BROWSER is unset: give --browser-command or open the URL yourself")
     }
 
@@ -105,7 +113,8 @@ package struct DoctorCheck: Sendable, Equatable {
             let taken = "port \(number) is in use\(holder.isEmpty ? "" : ", held by \(holder)")"
             let name = holder.split(separator: " ").first.map(String.init) ?? ""
             guard ["sfauth", "sfauth-main", "sf", "sfdx"].contains(name) else {
-                return DoctorCheck("port", .problem, taken + ": stop that program, or sign in with another --port (registered where the server wants it exactly)")
+                return DoctorCheck(
+                    "port", .problem, taken + ": stop that program, or sign in with another --port (registered where the server wants it exactly)")
             }
             return DoctorCheck("port", .problem, taken + ": probably another sign-in (sfauth or sf) is waiting on it; finish or cancel it")
         }
@@ -114,8 +123,10 @@ package struct DoctorCheck: Sendable, Equatable {
     private static func proxy(_ facts: DoctorFacts) -> DoctorCheck {
         guard !facts.proxies.isEmpty else { return DoctorCheck("proxy", .ok, "no proxy variables set") }
         let noProxy = facts.noProxy ?? ""
-        return DoctorCheck("proxy", .note,
-            "\(facts.proxies.joined(separator: ", ")) set (no_proxy: \(noProxy.isEmpty ? "unset" : noProxy)); requests to the server go through it, loopback ones never do")
+        return DoctorCheck(
+            "proxy", .note,
+            "\(facts.proxies.joined(separator: ", ")) set (no_proxy: \(noProxy.isEmpty ? "unset" : noProxy)); requests to the server go through it, loopback ones never do"
+        )
     }
 
     private static func clock(_ clock: DoctorFacts.Clock) -> DoctorCheck {

@@ -59,9 +59,11 @@ package struct DoctorFacts: Sendable, Equatable {
     }
 
     /// Creates facts.
-    package init(session: TerminalSession, opener: String? = nil, browserFound: Bool? = nil, displayAnswers: Bool? = nil,
-                 keyring: SecretServiceAvailability, store: Store, port: Port, proxies: [String] = [], noProxy: String? = nil,
-                 clock: Clock) {
+    package init(
+        session: TerminalSession, opener: String? = nil, browserFound: Bool? = nil, displayAnswers: Bool? = nil,
+        keyring: SecretServiceAvailability, store: Store, port: Port, proxies: [String] = [], noProxy: String? = nil,
+        clock: Clock
+    ) {
         self.session = session
         self.browserFound = browserFound
         self.displayAnswers = displayAnswers

@@ -9,14 +9,16 @@ package enum HTTPDate {
     package static func parse(_ text: String) -> Date? {
         let parts = text.split(separator: " ")
         guard parts.count == 6, parts[5] == "GMT", parts[1].count == 2, parts[3].count == 4,
-              let day = Int(parts[1]), (1...31).contains(day),
-              let month = months.firstIndex(of: String(parts[2])),
-              let year = Int(parts[3]), (1...9999).contains(year) else { return nil }
+            let day = Int(parts[1]), (1...31).contains(day),
+            let month = months.firstIndex(of: String(parts[2])),
+            let year = Int(parts[3]), (1...9999).contains(year)
+        else { return nil }
         let time = parts[4].split(separator: ":", omittingEmptySubsequences: false)
         guard time.count == 3, time.allSatisfy({ $0.count == 2 }),
-              let hour = Int(time[0]), (0...23).contains(hour),
-              let minute = Int(time[1]), (0...59).contains(minute),
-              let second = Int(time[2]), (0...60).contains(second) else { return nil }
+            let hour = Int(time[0]), (0...23).contains(hour),
+            let minute = Int(time[1]), (0...59).contains(minute),
+            let second = Int(time[2]), (0...60).contains(second)
+        else { return nil }
         let days = daysSinceEpoch(year: year, month: month + 1, day: day)
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3_600 + minute * 60 + second))
     }

@@ -1,5 +1,5 @@
-import SFAuth
 import FoundationEssentials
+import SFAuth
 import SFAuthCore
 
 /// One stored account as `sfauth accounts` shows it — or a file in the store that cannot be read,
@@ -52,8 +52,14 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
     package var problem: String?
 
     enum CodingKeys: String, CodingKey {
-        case identifier, name, alias, username, user, server, isDefault = "default", state, expiresAt = "expires_at",
-             expires, refreshToken = "refresh_token", file, problem
+        case identifier, name, alias, username, user, server
+        case isDefault = "default"
+        case state
+        case expiresAt = "expires_at"
+        case
+            expires
+        case refreshToken = "refresh_token"
+        case file, problem
     }
 
     /// Every key is always present (absent values are `null`), so scripts can rely on the shape.
@@ -87,8 +93,10 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
     }
 
     /// One account's line: its state from `tokenSource`, or `unreadable` with the reason.
-    private static func summary(of identifier: String, _ loaded: Result<OAuthCredentials, OAuthError>, isDefault: Bool,
-                                store: FileCredentialStore, tokenSource: TokenSource) -> AccountSummary {
+    private static func summary(
+        of identifier: String, _ loaded: Result<OAuthCredentials, OAuthError>, isDefault: Bool,
+        store: FileCredentialStore, tokenSource: TokenSource
+    ) -> AccountSummary {
         let credentials: OAuthCredentials
         switch loaded {
         case .success(let read): credentials = read

@@ -1,6 +1,6 @@
-import SFAuth
-import Glibc
 import FoundationEssentials
+import Glibc
+import SFAuth
 
 /// What sfauth prints on standard output that came from outside (a server's or a user's words):
 /// made safe for a terminal without changing what a script reads.

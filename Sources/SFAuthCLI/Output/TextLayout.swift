@@ -1,4 +1,5 @@
 import SFAuth
+
 /// Small helpers for laying out tables on a terminal.
 package extension String {
     func padding(toLength length: Int) -> String {

@@ -17,9 +17,10 @@ package enum TokenOutput {
         case .bare:
             return token.accessToken
         case .json:
-            let fields = TokenJSON(access_token: token.accessToken, token_type: token.tokenType,
-                                   expires_at: token.expiry.map(\.unixSeconds), expires: token.expiry.map(\.rfc3339),
-                                   instance_url: token.instanceURL, account: token.account, username: token.username)
+            let fields = TokenJSON(
+                access_token: token.accessToken, token_type: token.tokenType,
+                expires_at: token.expiry.map(\.unixSeconds), expires: token.expiry.map(\.rfc3339),
+                instance_url: token.instanceURL, account: token.account, username: token.username)
             return JSONOutput.render(fields)
         case .shell:
             // Every variable is set or unset, so `eval` never leaves another account's value behind.

@@ -15,8 +15,9 @@ extension SignInInputs {
         let clientSecret = try readClientSecret(file: request.clientSecretFile) ?? context.clientSecret
         let sfdx = try request.sfdxURLFile.map { path throws(OAuthError) in try readSFDXAuthURL(path) }
         let configuration: @Sendable (Bool) throws(OAuthError) -> LoadedConfiguration = { reportingMissing throws(OAuthError) in
-            try LoadedConfiguration.load(flags: request.flags, configPath: request.configPath, profileName: request.profile,
-                                         settings: settings, reportingMissing: reportingMissing)
+            try LoadedConfiguration.load(
+                flags: request.flags, configPath: request.configPath, profileName: request.profile,
+                settings: settings, reportingMissing: reportingMissing)
         }
         var inputs = SignInInputs(configuration: configuration, sfdx: sfdx, clientSecret: clientSecret, session: context.session)
         if sfdx == nil {
@@ -35,11 +36,14 @@ extension SignInInputs {
     /// The default account, when a plain `sfauth login` — no grant, no server, profile or
     /// configuration choosing one — meets it needing a new sign-in: that is the sign-in meant, not
     /// Salesforce's (which would also take the default away from it).
-    private static func lapsedDefault(for request: SignInRequest, in store: FileCredentialStore,
-                                      configuration: (Bool) throws(OAuthError) -> LoadedConfiguration) -> OAuthCredentials? {
+    private static func lapsedDefault(
+        for request: SignInRequest, in store: FileCredentialStore,
+        configuration: (Bool) throws(OAuthError) -> LoadedConfiguration
+    ) -> OAuthCredentials? {
         guard request.grant == nil, let account = try? store.loadDefault(), account.needsLogin,
-              let preset = (try? configuration(true))?.resolved.preset,
-              preset.source == .builtIn, preset.value == Preset.defaultName else { return nil }
+            let preset = (try? configuration(true))?.resolved.preset,
+            preset.source == .builtIn, preset.value == Preset.defaultName
+        else { return nil }
         return account
     }
 

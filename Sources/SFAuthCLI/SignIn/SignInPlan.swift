@@ -90,12 +90,14 @@ extension SignInPlan {
             // The login page asks for the account's own user: signing in again to bob must not
             // quietly sign in alice (who is still signed in to the browser).
             if let username = stored.username, stored.isIdentified,
-               !client.additionalAuthorizationParameters.contains(where: { $0.name == "login_hint" }) {
+                !client.additionalAuthorizationParameters.contains(where: { $0.name == "login_hint" })
+            {
                 client.additionalAuthorizationParameters.insert(AuthorizationParameter(name: "login_hint", value: username), at: 0)
             }
             if inputs.storedAccountIsTheLapsedDefault {
-                notices.append("Signing in again to \(stored.displayLabel), the default account, whose sign-in is no longer valid "
-                               + "(name a server, a profile or --account to sign in elsewhere).")
+                notices.append(
+                    "Signing in again to \(stored.displayLabel), the default account, whose sign-in is no longer valid "
+                        + "(name a server, a profile or --account to sign in elsewhere).")
             }
             grant = request.grant == .device ? .deviceCode : try again.grantPlan()
             profileBrowser = inputs.profileBrowser()
@@ -109,16 +111,18 @@ extension SignInPlan {
             if case .discover = server, grant == .browser, resolved.setting("scopes")?.source == .builtIn { scopesFromDiscovery = true }
         }
         if grant == .deviceCode, case .known(let known) = server, known.flavor == .salesforce {
-            throw .configuration(Problem(
-                "Salesforce's device flow is not the standard one (RFC 8628) that --device speaks; without a browser here, "
-                    + "run `sfauth login --no-browser` and open the URL on any machine (then paste the address back, or forward the port), "
-                    + "or for CI sign in with --jwt-key-file or --sfdx-url-file"))
+            throw .configuration(
+                Problem(
+                    "Salesforce's device flow is not the standard one (RFC 8628) that --device speaks; without a browser here, "
+                        + "run `sfauth login --no-browser` and open the URL on any machine (then paste the address back, or forward the port), "
+                        + "or for CI sign in with --jwt-key-file or --sfdx-url-file"))
         }
         browser = try Self.browser(request, profileBrowser: profileBrowser, session: inputs.session)
         if request.force && !client.additionalAuthorizationParameters.contains(where: { $0.name == "prompt" }) {
             client.additionalAuthorizationParameters.append(AuthorizationParameter(name: "prompt", value: "login"))
         }
-        acceptsPaste = request.paste
+        acceptsPaste =
+            request.paste
             || (inputs.session.standardInputIsTerminal && (request.noBrowser || !inputs.session.hasDisplay))
         // The device grant waits as long as its code is valid (the coordinator stops at the code's
         // expires_in); the browser sign-in five minutes.
@@ -187,9 +191,11 @@ package struct SignInInputs: Sendable {
     package var session: TerminalSession
 
     /// Creates inputs.
-    package init(configuration: @escaping @Sendable (_ reportingMissing: Bool) throws(OAuthError) -> LoadedConfiguration,
-                 storedAccount: OAuthCredentials? = nil, sfdx: SFDXAuthURL? = nil, clientSecret: String? = nil,
-                 session: TerminalSession = TerminalSession()) {
+    package init(
+        configuration: @escaping @Sendable (_ reportingMissing: Bool) throws(OAuthError) -> LoadedConfiguration,
+        storedAccount: OAuthCredentials? = nil, sfdx: SFDXAuthURL? = nil, clientSecret: String? = nil,
+        session: TerminalSession = TerminalSession()
+    ) {
         self.configuration = configuration
         self.storedAccount = storedAccount
         self.sfdx = sfdx

@@ -23,8 +23,15 @@ struct StoredAccountSignIn {
         case .discover(let issuer, _): same = server.issuer == issuer
         }
         guard same else {
-            let theirs = named.issuerToDiscover ?? { if case .known(let other) = named { return other.tokenEndpoint }; return "" }()
-            throw .configuration("\(credentials.selectableName) signs in at \(server.issuer ?? server.tokenEndpoint), but the options name \(theirs); to sign in there, leave out --account and --force")
+            let theirs =
+                named.issuerToDiscover
+                ?? {
+                    if case .known(let other) = named { return other.tokenEndpoint }
+                    return ""
+                }()
+            throw .configuration(
+                "\(credentials.selectableName) signs in at \(server.issuer ?? server.tokenEndpoint), but the options name \(theirs); to sign in there, leave out --account and --force"
+            )
         }
     }
 
@@ -45,12 +52,14 @@ struct StoredAccountSignIn {
         case .clientCredentials: return .clientCredentials
         case .password:
             guard let username = recipe.username else {
-                throw .configuration("\(credentials.selectableName) was signed in with a password, but its username is not recorded; give --password --username NAME")
+                throw .configuration(
+                    "\(credentials.selectableName) was signed in with a password, but its username is not recorded; give --password --username NAME")
             }
             return .password(username: username)
         case .jwtBearer:
             guard let renewal = credentials.jwtBearerRenewal else {
-                throw .configuration("\(credentials.selectableName) was signed in with a JWT assertion, but its key file is not recorded; give --jwt-key-file")
+                throw .configuration(
+                    "\(credentials.selectableName) was signed in with a JWT assertion, but its key file is not recorded; give --jwt-key-file")
             }
             return .jwtBearer(keyFile: renewal.keyFile, keyID: renewal.keyID, username: renewal.subject, audience: renewal.audience)
         }

@@ -41,7 +41,8 @@ package enum SFAuthWords {
         case .tryAgain, .tryAgainLater:
             return remedy.description
         case .forgetLocally(let account):
-            return "`sfauth logout --local-only \(quoted(account))` removes it from this machine (its refresh token stays in the keyring until that can be reached)."
+            return
+                "`sfauth logout --local-only \(quoted(account))` removes it from this machine (its refresh token stays in the keyring until that can be reached)."
         case .askForScopes:
             return "Give --scope (for OpenID Connect, at least --scope openid)."
         case .giveDeviceAuthorizationEndpoint:
@@ -53,11 +54,14 @@ package enum SFAuthWords {
     private static func salesforceNextStep(_ refusal: SalesforceRefusal) -> String {
         switch refusal {
         case .appBlocked:
-            return "The connected app is blocked in this org: an administrator can unblock it (Setup, Connected Apps OAuth Usage), or sign in with your own connected app (--client-id)."
+            return
+                "The connected app is blocked in this org: an administrator can unblock it (Setup, Connected Apps OAuth Usage), or sign in with your own connected app (--client-id)."
         case .userNotApproved:
-            return "The connected app only admits users an administrator approved: ask one to add your profile or permission set to it (Manage Connected Apps, Permitted Users), or use another app (--client-id)."
+            return
+                "The connected app only admits users an administrator approved: ask one to add your profile or permission set to it (Manage Connected Apps, Permitted Users), or use another app (--client-id)."
         case .callbackNotRegistered:
-            return "The connected app does not list this callback: register it exactly (e.g. http://localhost:1717/OauthRedirect), or pass the --port and --callback-path that are registered."
+            return
+                "The connected app does not list this callback: register it exactly (e.g. http://localhost:1717/OauthRedirect), or pass the --port and --callback-path that are registered."
         case .unknownClientId:
             return "The org knows no connected app with this client id (a new app needs up to ten minutes to be usable): check --client-id."
         }

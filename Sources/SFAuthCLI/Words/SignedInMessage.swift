@@ -11,8 +11,9 @@ package enum SignedInMessage {
         var lines = [String]()
         if !credentials.isIdentified {
             // Never taken for another account: the next person's sign-in must not replace this one.
-            lines.append("Signed in at \(at), but the server did not say who you are, so this is an account of its own (\(account)); "
-                + "to name it, sign in with --alias NAME, or again with `sfauth login --account \(credentials.selectableName) --alias NAME`.")
+            lines.append(
+                "Signed in at \(at), but the server did not say who you are, so this is an account of its own (\(account)); "
+                    + "to name it, sign in with --alias NAME, or again with `sfauth login --account \(credentials.selectableName) --alias NAME`.")
         } else if credentials.obtainedBy == .clientCredentials {
             lines.append("Signed in as the client \(credentials.clientId) at \(at) (\(account)).")
         } else if let username = credentials.username, username != credentials.userId {
@@ -20,12 +21,14 @@ package enum SignedInMessage {
         } else {
             // Asking for `profile` helps only when it was not asked for already.
             let hint = requestedScopes.contains("profile") ? "" : " — ask for a scope such as `profile` (--scope) to see one"
-            lines.append("Signed in as user \(credentials.userId ?? credentials.username ?? "?") at \(at) (\(account)); the server gave no name\(hint).")
+            lines.append(
+                "Signed in as user \(credentials.userId ?? credentials.username ?? "?") at \(at) (\(account)); the server gave no name\(hint).")
         }
         if !withheld.isEmpty {
             let list = withheld.joined(separator: " ")
-            lines.append("The server did not grant \(withheld.count == 1 ? "the scope" : "the scopes") \(list): approve \(withheld.count == 1 ? "it" : "them") "
-                + "on the consent page (sign in again with --param prompt=consent to see it), or ask its administrator.")
+            lines.append(
+                "The server did not grant \(withheld.count == 1 ? "the scope" : "the scopes") \(list): approve \(withheld.count == 1 ? "it" : "them") "
+                    + "on the consent page (sign in again with --param prompt=consent to see it), or ask its administrator.")
         }
         return lines
     }

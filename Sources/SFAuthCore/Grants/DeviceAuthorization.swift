@@ -22,8 +22,10 @@ public struct DeviceAuthorization: Sendable, Equatable {
     package static let maximumInterval = 300
 
     /// Creates a device authorization from its fields.
-    public init(deviceCode: String, userCode: String, verificationURI: String, verificationURIComplete: String? = nil,
-                expiresIn: Int, interval: Int = 5) {
+    public init(
+        deviceCode: String, userCode: String, verificationURI: String, verificationURIComplete: String? = nil,
+        expiresIn: Int, interval: Int = 5
+    ) {
         self.deviceCode = deviceCode
         self.userCode = userCode
         self.verificationURI = verificationURI
@@ -52,8 +54,9 @@ public struct DeviceAuthorization: Sendable, Equatable {
             throw .invalidServerResponse("the device authorization endpoint \(endpoint) did not answer with a JSON object")
         }
         guard let deviceCode = json["device_code"]?.stringValue, !deviceCode.isEmpty,
-              let userCode = json["user_code"]?.stringValue, !userCode.isEmpty,
-              let verificationURI = (json["verification_uri"] ?? json["verification_url"])?.stringValue else {
+            let userCode = json["user_code"]?.stringValue, !userCode.isEmpty,
+            let verificationURI = (json["verification_uri"] ?? json["verification_url"])?.stringValue
+        else {
             throw .invalidServerResponse("the device authorization response of \(endpoint) lacks device_code, user_code or verification_uri")
         }
         try EndpointURL.requireSecure(verificationURI, name: "verification_uri")
@@ -65,8 +68,9 @@ public struct DeviceAuthorization: Sendable, Equatable {
         // Range-checked where they enter: a code valid for days, or a poll every few hours, is not
         // what any person waits for; clamping keeps every later computation in range.
         let interval = json["interval"]?.numberValue.map { Int(min(max($0, 1), Double(maximumInterval))) } ?? 5
-        return DeviceAuthorization(deviceCode: deviceCode, userCode: userCode, verificationURI: verificationURI,
-                                   verificationURIComplete: complete, expiresIn: Int(min(expiresIn, Double(maximumLifetime))),
-                                   interval: interval)
+        return DeviceAuthorization(
+            deviceCode: deviceCode, userCode: userCode, verificationURI: verificationURI,
+            verificationURIComplete: complete, expiresIn: Int(min(expiresIn, Double(maximumLifetime))),
+            interval: interval)
     }
 }

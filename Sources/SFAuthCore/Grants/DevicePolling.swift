@@ -34,10 +34,12 @@ package struct DevicePolling: Sendable, Equatable {
 
     /// The token request for this device code (§3.4).
     package func tokenRequest(tokenEndpoint: String, client: ClientConfiguration) -> HTTPRequest {
-        TokenRequest.post(to: tokenEndpoint, client: client, parameters: [
-            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
-            ("device_code", authorization.deviceCode),
-        ])
+        TokenRequest.post(
+            to: tokenEndpoint, client: client,
+            parameters: [
+                ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+                ("device_code", authorization.deviceCode),
+            ])
     }
 
     /// Reads one poll's response.
@@ -59,8 +61,11 @@ package struct DevicePolling: Sendable, Equatable {
             case "access_denied":
                 throw .authorizationDenied(error)
             case "expired_token":
-                throw .timedOut(seconds: authorization.expiresIn,
-                                hint: "The code \(authorization.displayUserCode) expired before it was approved; run the sign-in again and approve it within \(authorization.expiresIn / 60) minutes.")
+                throw .timedOut(
+                    seconds: authorization.expiresIn,
+                    hint:
+                        "The code \(authorization.displayUserCode) expired before it was approved; run the sign-in again and approve it within \(authorization.expiresIn / 60) minutes."
+                )
             default:
                 throw .tokenRequestRejected(error)
             }

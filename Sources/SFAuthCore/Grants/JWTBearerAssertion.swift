@@ -23,9 +23,11 @@ package struct JWTBearerAssertion: Sendable, Equatable {
     package var jwtID: String
 
     /// Creates the claims for an assertion issued at `now`, valid for `lifetime` seconds.
-    package init<Generator: RandomNumberGenerator>(clientId: String, username: String, audience: String, now: Date,
-                                                   lifetime: Int = JWTBearerAssertion.defaultLifetime,
-                                                   using generator: inout Generator) {
+    package init<Generator: RandomNumberGenerator>(
+        clientId: String, username: String, audience: String, now: Date,
+        lifetime: Int = JWTBearerAssertion.defaultLifetime,
+        using generator: inout Generator
+    ) {
         issuer = clientId
         subject = username
         self.audience = audience

@@ -67,8 +67,10 @@ public struct ProviderPreset: Sendable, Equatable {
     /// Creates a preset. The Salesforce ones default to the connected app of Salesforce's own CLI
     /// (`PlatformCLI`), which registers exactly `http://localhost:1717/OauthRedirect`: Salesforce
     /// matches callbacks exactly, port included, and allows plain http only on `localhost`.
-    public init(name: String, summary: String, serverLocation: ServerLocation, clientId: String? = Salesforce.defaultClientId,
-                scopes: [String] = Salesforce.defaultScopes, redirect: RedirectConfiguration = Salesforce.defaultRedirect) {
+    public init(
+        name: String, summary: String, serverLocation: ServerLocation, clientId: String? = Salesforce.defaultClientId,
+        scopes: [String] = Salesforce.defaultScopes, redirect: RedirectConfiguration = Salesforce.defaultRedirect
+    ) {
         self.name = name
         self.summary = summary
         self.serverLocation = serverLocation

@@ -49,7 +49,8 @@ public struct EnvironmentSettings: Sendable {
     public func credentialsDirectory(app: AppIdentity) throws(OAuthError) -> String {
         if let override = try credentialsDirectoryOverride() { return override }
         do { return try StoreLocation.credentialsDirectory(app: app, environment: environment) } catch {
-            throw .configuration("neither \(name("HOME")), XDG_DATA_HOME nor HOME is set to an absolute path; set \(name("HOME")) to the directory for credentials")
+            throw .configuration(
+                "neither \(name("HOME")), XDG_DATA_HOME nor HOME is set to an absolute path; set \(name("HOME")) to the directory for credentials")
         }
     }
 

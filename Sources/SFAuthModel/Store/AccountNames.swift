@@ -5,8 +5,10 @@ public enum AccountNames {
     /// The identifiers `name` selects among `accounts` (identifier, and the record when it could be
     /// read — a damaged one matches by its identifier only). One identifier is an answer; none or
     /// several are for the caller to explain.
-    public static func identifiers(matching name: String,
-                                   in accounts: [(identifier: String, credentials: OAuthCredentials?)]) -> [String] {
+    public static func identifiers(
+        matching name: String,
+        in accounts: [(identifier: String, credentials: OAuthCredentials?)]
+    ) -> [String] {
         if accounts.contains(where: { $0.identifier == name }) { return [name] }
         let named = accounts.compactMap { account in
             account.credentials.flatMap { names(of: $0).contains(name) ? (account.identifier, $0) : nil }
@@ -20,7 +22,8 @@ public enum AccountNames {
     /// or git configuration written with `--account bob` keeps meaning the account aliased bob when
     /// someone named bob signs in.
     public static func preferringAliases(_ name: String, _ named: [(identifier: String, credentials: OAuthCredentials)])
-        -> [(identifier: String, credentials: OAuthCredentials)] {
+        -> [(identifier: String, credentials: OAuthCredentials)]
+    {
         let aliased = named.filter { $0.credentials.alias == name }
         return aliased.isEmpty ? named : aliased
     }

@@ -55,7 +55,9 @@ public enum CredentialFile {
                 credentials.refreshTokenInSecretStore = false
             }
             guard isTokenText(credentials.accessToken) else { throw Unreadable(reason: "its access token holds characters no token may hold") }
-            guard credentials.refreshToken.map(isTokenText) != false else { throw Unreadable(reason: "its refresh token holds characters no token may hold") }
+            guard credentials.refreshToken.map(isTokenText) != false else {
+                throw Unreadable(reason: "its refresh token holds characters no token may hold")
+            }
             return credentials
         } catch let unreadable as Unreadable {
             throw unreadable

@@ -8,7 +8,8 @@ package enum StoreLocation {
     package static func credentialsDirectory(app: AppIdentity, environment: [String: String]) throws(OAuthError) -> String {
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/" + app.name }
         guard let home = environment["HOME"], home.hasPrefix("/") else {
-            throw .configuration("neither XDG_DATA_HOME nor HOME is set to an absolute path, so there is no place for \(app.displayName)'s credentials; set HOME")
+            throw .configuration(
+                "neither XDG_DATA_HOME nor HOME is set to an absolute path, so there is no place for \(app.displayName)'s credentials; set HOME")
         }
         return home + "/.local/share/" + app.name
     }

@@ -33,16 +33,22 @@ struct AccountsCommand: SFAuthSubcommand {
         } else {
             print(table(accounts))
             for account in accounts where account.state == .unreadable {
-                StandardError.line("\(account.file) cannot be read (\(account.problem ?? "unknown")); `sfauth logout --local-only \(account.identifier)` removes it.")
+                StandardError.line(
+                    "\(account.file) cannot be read (\(account.problem ?? "unknown")); `sfauth logout --local-only \(account.identifier)` removes it."
+                )
             }
         }
     }
 
     private func table(_ accounts: [AccountSummary]) -> String {
-        let rows = [["", "NAME", "USER", "SERVER", "STATE", "REFRESH TOKEN"]] + accounts.map {
-            [$0.isDefault ? "*" : "", $0.name.terminalSafe, $0.user?.terminalSafe ?? "-", $0.server.terminalSafe, $0.state.rawValue,
-             $0.refreshToken?.rawValue ?? "-"]
-        }
+        let rows =
+            [["", "NAME", "USER", "SERVER", "STATE", "REFRESH TOKEN"]]
+            + accounts.map {
+                [
+                    $0.isDefault ? "*" : "", $0.name.terminalSafe, $0.user?.terminalSafe ?? "-", $0.server.terminalSafe, $0.state.rawValue,
+                    $0.refreshToken?.rawValue ?? "-",
+                ]
+            }
         let widths = (0..<6).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
             // The last column is not padded, so a line has no trailing spaces to trim — trimming

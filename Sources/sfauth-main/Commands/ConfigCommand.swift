@@ -49,19 +49,23 @@ struct ConfigCommand: SFAuthSubcommand {
 
     func run(in context: CommandContext) throws {
         let request = SignInRequest(provider, grants, session)
-        let loaded = try LoadedConfiguration.load(flags: request.flags, configPath: request.configPath, profileName: request.profile,
-                                                  settings: context.settings, reportingMissing: true)
+        let loaded = try LoadedConfiguration.load(
+            flags: request.flags, configPath: request.configPath, profileName: request.profile,
+            settings: context.settings, reportingMissing: true)
         let signIn = try signInRows(request, loaded, context: context)
         print(json ? jsonText(loaded, signIn: signIn) : table(loaded, signIn: signIn))
         if !loaded.resolved.missing.isEmpty {
-            StandardError.line("sfauth login would stop here: \(loaded.resolved.missing.map(\.name).joined(separator: ", ")) \(loaded.resolved.missing.count == 1 ? "is" : "are") missing.")
+            StandardError.line(
+                "sfauth login would stop here: \(loaded.resolved.missing.map(\.name).joined(separator: ", ")) \(loaded.resolved.missing.count == 1 ? "is" : "are") missing."
+            )
         }
     }
 
     /// How `login` would sign in with these options: the grant, the stored account (`--account`),
     /// where the refresh token would go, the browser and the wait.
     private func signInRows(_ request: SignInRequest, _ loaded: LoadedConfiguration, context: CommandContext) throws(OAuthError)
-        -> [(name: String, value: String, source: String)] {
+        -> [(name: String, value: String, source: String)]
+    {
         var rows: [(name: String, value: String, source: String)] = []
         if let flag = request.grant {
             rows.append(("grant", String(flag.rawValue.dropFirst(2)), "flag \(flag.rawValue)"))
@@ -78,7 +82,11 @@ struct ConfigCommand: SFAuthSubcommand {
             rows.append(("storage", storage.rawValue, "flag --storage"))
         } else {
             let settings = context.settings
-            rows.append(("storage", try settings.storageMode().rawValue, settings.value("STORAGE").map { _ in "env \(settings.name("STORAGE"))" } ?? "default"))
+            rows.append(
+                (
+                    "storage", try settings.storageMode().rawValue,
+                    settings.value("STORAGE").map { _ in "env \(settings.name("STORAGE"))" } ?? "default"
+                ))
         }
         if request.noBrowser {
             rows.append(("browser", "(none: print the URL)", "flag --no-browser"))
@@ -124,7 +132,11 @@ struct ConfigCommand: SFAuthSubcommand {
         var params = [String: Entry]()
         for setting in loaded.resolved.settings {
             let entry = Entry(value: Value(setting.value), source: "\(setting.source)")
-            if setting.name.hasPrefix("params.") { params[String(setting.name.dropFirst("params.".count))] = entry } else { settings[setting.name] = entry }
+            if setting.name.hasPrefix("params.") {
+                params[String(setting.name.dropFirst("params.".count))] = entry
+            } else {
+                settings[setting.name] = entry
+            }
         }
         for row in signIn { settings[row.name] = Entry(value: Value(.text(row.value)), source: row.source) }
         let report = Report(
@@ -146,7 +158,7 @@ struct ConfigCommand: SFAuthSubcommand {
         func encode(to encoder: Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(version, forKey: .version)
-            try container.encode(file, forKey: .file)          // null rather than absent
+            try container.encode(file, forKey: .file)  // null rather than absent
             try container.encode(profile, forKey: .profile)
             try container.encode(settings, forKey: .settings)
             try container.encode(params, forKey: .params)

@@ -38,7 +38,9 @@ struct ExecCommand: SFAuthSubcommand {
 
     func run(in context: CommandContext) async throws {
         let token = try await context.accessToken(account: account)
-        CommandLauncher.become(arguments, environment: CommandEnvironment.forCommand(
-            with: token, from: context.environment, secretVariables: context.settings.secretVariables))
+        CommandLauncher.become(
+            arguments,
+            environment: CommandEnvironment.forCommand(
+                with: token, from: context.environment, secretVariables: context.settings.secretVariables))
     }
 }

@@ -32,7 +32,9 @@ struct GitCredentialCommand: SFAuthSubcommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The account: an alias, username, email or identifier. Default: the default account, for its own server only.", valueName: "account"))
+    @Option(
+        help: ArgumentHelp(
+            "The account: an alias, username, email or identifier. Default: the default account, for its own server only.", valueName: "account"))
     var account: String?
 
     @Option(help: ArgumentHelp("A host to answer for: https://host[:port], http://host:port or host[:port] (https); repeatable.", valueName: "host"))
@@ -54,9 +56,10 @@ struct GitCredentialCommand: SFAuthSubcommand {
         case "get":
             if account == nil, let foreign = Self.defaultAccount(foreignTo: requested, in: context) {
                 print(GitCredential.quit, terminator: "")
-                throw CommandFailure(usage: "git asked for a token for \(requested.url), but the default account (\(TerminalText.escaped(foreign.displayLabel))) "
-                    + "is not that server's, and any sign-in may change the default: name the account for this host with "
-                    + "`sfauth setup-git --host \(requested.url) --account NAME`")
+                throw CommandFailure(
+                    usage: "git asked for a token for \(requested.url), but the default account (\(TerminalText.escaped(foreign.displayLabel))) "
+                        + "is not that server's, and any sign-in may change the default: name the account for this host with "
+                        + "`sfauth setup-git --host \(requested.url) --account NAME`")
             }
             print(try await Self.answer(account: account, in: context), terminator: "")
         case "erase":
@@ -72,7 +75,8 @@ struct GitCredentialCommand: SFAuthSubcommand {
     /// when there is no stored default to speak of, or a token is supplied in the environment.
     private static func defaultAccount(foreignTo host: GitCredential.Host, in context: CommandContext) -> OAuthCredentials? {
         guard context.settings.suppliedToken == nil, let accounts = try? context.accounts(),
-              let current = try? accounts.store.loadDefault(), !host.isServer(of: current) else { return nil }
+            let current = try? accounts.store.loadDefault(), !host.isServer(of: current)
+        else { return nil }
         return current
     }
 
@@ -96,9 +100,10 @@ struct GitCredentialCommand: SFAuthSubcommand {
         do throws(OAuthError) {
             let accounts = try context.accounts()
             guard let current = try accounts.store.credentials(of: try accounts.store.identifier(selectedBy: account)),
-                  current.accessToken == refused else { return }
+                current.accessToken == refused
+            else { return }
             _ = try await accounts.token(for: current.identifier, forceRefresh: true)
-        } catch where error.recovery == .logInAgain {
+        } catch  where error.recovery == .logInAgain {
             StandardError.line("sfauth: the git server refused the token: \(SFAuthCommand.sentence(SFAuthWords.message(for: error)))")
         } catch {
             return

@@ -58,7 +58,9 @@ struct LoginCommand: SFAuthSubcommand {
         if let timeout = session.timeout, timeout <= 0 { throw ValidationError("--timeout must be a positive number of seconds.") }
         if session.noBrowser && session.browserCommand != nil { throw ValidationError("--no-browser and --browser-command exclude each other.") }
         if session.account != nil || session.force, let other = chosen.first(where: { $0 != "--device" }) {
-            throw ValidationError("\(session.account != nil ? "--account" : "--force") signs in the way the account was signed in; leave out \(other) (--device may replace a browser sign-in).")
+            throw ValidationError(
+                "\(session.account != nil ? "--account" : "--force") signs in the way the account was signed in; leave out \(other) (--device may replace a browser sign-in)."
+            )
         }
         if let alias = session.alias, alias.isEmpty || alias.contains(where: { $0.isWhitespace || $0 == "/" }) {
             throw ValidationError("--alias must be a non-empty name without spaces or '/'.")
@@ -71,7 +73,9 @@ struct LoginCommand: SFAuthSubcommand {
         let (store, notice) = try context.signInStore(storage: request.storage)
         try store.requireWritable()
         let plan = try SignInPlan(request, inputs: try SignInInputs.read(for: request, store: store, context: context))
-        _ = try await SignIn(plan: plan, store: store, keyringNotice: notice.map { $0 + " `sfauth accounts` shows where each one lives." },
-                             verbose: request.verbose, httpClient: httpClient, context: context).perform()
+        _ = try await SignIn(
+            plan: plan, store: store, keyringNotice: notice.map { $0 + " `sfauth accounts` shows where each one lives." },
+            verbose: request.verbose, httpClient: httpClient, context: context
+        ).perform()
     }
 }

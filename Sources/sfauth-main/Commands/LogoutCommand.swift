@@ -56,13 +56,15 @@ struct LogoutCommand: SFAuthSubcommand {
         }
         let unreadable = outcomes.count(where: { $0 == .unreadableKept })
         if unreadable > 0 {
-            throw OAuthError.storage("\(unreadable) account file\(unreadable == 1 ? "" : "s") could not be read and \(unreadable == 1 ? "was" : "were") kept")
+            throw OAuthError.storage(
+                "\(unreadable) account file\(unreadable == 1 ? "" : "s") could not be read and \(unreadable == 1 ? "was" : "were") kept")
         }
         let unrevoked = outcomes.compactMap { if case .notRevoked(let status) = $0 { status } else { nil } }
         if let status = unrevoked.first {
             let whose = unrevoked.count == 1 ? "that account's tokens" : "the tokens of \(unrevoked.count) accounts"
-            throw CommandFailure("the server did not confirm the revocation of \(whose); they are gone from here, but may work until they expire",
-                                 status: status)
+            throw CommandFailure(
+                "the server did not confirm the revocation of \(whose); they are gone from here, but may work until they expire",
+                status: status)
         }
     }
 
@@ -92,8 +94,9 @@ struct LogoutCommand: SFAuthSubcommand {
             StandardError.line("Removed the unreadable account file \(path).")
             return .done
         case .forgottenLeavingSecret(let credentials, let item, let reason):
-            StandardError.line("Removed \(credentials.displayLabel) from this machine; its refresh token is still in \(item): "
-                               + "the keyring cannot be reached now (\(reason)).")
+            StandardError.line(
+                "Removed \(credentials.displayLabel) from this machine; its refresh token is still in \(item): "
+                    + "the keyring cannot be reached now (\(reason)).")
             return .done
         case .forgotten(let credentials, let revocation):
             let outcome = revocation?.summary ?? "only removed from this machine (--local-only)"
@@ -116,8 +119,9 @@ struct LogoutCommand: SFAuthSubcommand {
     /// otherwise) — only when one account is logged out: a secret is never sent to a server it may
     /// not belong to.
     private static func revoker(forOneAccount: Bool, in context: CommandContext) throws(OAuthError) -> TokenRevoker {
-        TokenRevoker(httpClient: try context.httpClient(connectTimeout: .seconds(5), totalTimeout: .seconds(15)),
-                     clientSecret: forOneAccount ? context.clientSecret : nil)
+        TokenRevoker(
+            httpClient: try context.httpClient(connectTimeout: .seconds(5), totalTimeout: .seconds(15)),
+            clientSecret: forOneAccount ? context.clientSecret : nil)
     }
 
     private func targets(in store: FileCredentialStore) throws(OAuthError) -> [String] {

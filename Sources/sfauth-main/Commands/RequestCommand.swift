@@ -1,7 +1,7 @@
 import ArgumentParser
+import FoundationEssentials
 import SFAuth
 import SFAuthCLI
-import FoundationEssentials
 
 /// `sfauth request`: an authenticated HTTP request with an account's token, like `gh api`.
 struct RequestCommand: SFAuthSubcommand {

@@ -53,7 +53,8 @@ struct SetupGitCommand: SFAuthSubcommand {
                 throw CommandFailure(usage: status == 127 ? "git is not installed (or not on the PATH)" : "git config failed (status \(status))")
             }
         }
-        print("git now asks sfauth for \(target.url), with the account \(TerminalText.escaped(chosen.displayLabel)) "
-              + "(\(key) in \(file ?? "your global git configuration")).")
+        print(
+            "git now asks sfauth for \(target.url), with the account \(TerminalText.escaped(chosen.displayLabel)) "
+                + "(\(key) in \(file ?? "your global git configuration")).")
     }
 }

@@ -37,7 +37,8 @@ struct WhoamiCommand: SFAuthSubcommand {
         guard let credentials = try store.credentials(of: try store.identifier(selectedBy: account ?? accountOption)) else {
             throw OAuthError.loginRequired("Not signed in. Run `sfauth login` first.")
         }
-        let state = AccountSummary.State(of: credentials, judgedBy: TokenSource(store: store, options: try TokenSource.Options(settings: context.settings)))
+        let state = AccountSummary.State(
+            of: credentials, judgedBy: TokenSource(store: store, options: try TokenSource.Options(settings: context.settings)))
         let fields: [(String, String?)] = [
             ("username", credentials.username), ("name", credentials.displayName), ("email", credentials.email),
             ("user_id", credentials.userId), ("organization_id", credentials.organizationId),

@@ -38,7 +38,7 @@ struct ProviderOptions: ParsableArguments {
             (.callbackPath, redirect.callbackPath), (.loginHint, client.loginHint), (.username, grantSettings.username),
             (.jwtKeyFile, grantSettings.jwtKeyFile), (.audience, grantSettings.audience),
         ]
-        for case let (key, value?) in texts {
+        for case (let key, let value?) in texts {
             layer.set(key, .text(value), from: .flag(key.commandLineFlag ?? "--" + key.rawValue))
         }
         if !client.scopes.isEmpty { layer.set(.scopes, .words(client.scopes.flatMap(SettingValue.splitWords)), from: .flag("--scope")) }
@@ -53,12 +53,16 @@ struct ProviderOptions: ParsableArguments {
 
 /// A group of `ProviderOptions`, shown under its own heading in `--help`.
 struct ConfigurationFileOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The configuration file. Default: $SFAUTH_CONFIG, else $XDG_CONFIG_HOME/sfauth/config.toml (~/.config/sfauth/config.toml).",
-                               valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "The configuration file. Default: $SFAUTH_CONFIG, else $XDG_CONFIG_HOME/sfauth/config.toml (~/.config/sfauth/config.toml).",
+            valueName: "path"))
     var config: String?
 
-    @Option(help: ArgumentHelp("The profile of the configuration file to use. Default: $SFAUTH_PROFILE, else the file's default_profile.",
-                               valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "The profile of the configuration file to use. Default: $SFAUTH_PROFILE, else the file's default_profile.",
+            valueName: "name"))
     var profile: String?
 }
 
@@ -88,8 +92,10 @@ struct ServerOptions: ParsableArguments {
     @Option(help: ArgumentHelp("OpenID Connect userinfo endpoint of a non-Salesforce server, to learn who signed in.", valueName: "url"))
     var userinfoURL: String?
 
-    @Option(help: ArgumentHelp("The server's device authorization endpoint (RFC 8628), for --device with servers given by their endpoints (discovery finds it with --issuer).",
-                               valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The server's device authorization endpoint (RFC 8628), for --device with servers given by their endpoints (discovery finds it with --issuer).",
+            valueName: "url"))
     var deviceAuthorizationURL: String?
 }
 
@@ -98,16 +104,20 @@ struct ClientOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The OAuth client id. Default for Salesforce: \(Salesforce.defaultClientId).", valueName: "id"))
     var clientId: String?
 
-    @Option(name: .customLong("scope"), help: ArgumentHelp(
-        "Scopes to request, space-separated; repeatable. Default for Salesforce: \(Salesforce.defaultScopes.joined(separator: " ")).",
-        valueName: "scopes"))
+    @Option(
+        name: .customLong("scope"),
+        help: ArgumentHelp(
+            "Scopes to request, space-separated; repeatable. Default for Salesforce: \(Salesforce.defaultScopes.joined(separator: " ")).",
+            valueName: "scopes"))
     var scopes: [String] = []
 
     @Option(help: ArgumentHelp("Pre-fill the username on the login page (login_hint).", valueName: "username"))
     var loginHint: String?
 
-    @Option(name: .customLong("param"), help: ArgumentHelp(
-        "An extra authorization request parameter, e.g. prompt=consent or a provider hint; repeatable.", valueName: "name=value"))
+    @Option(
+        name: .customLong("param"),
+        help: ArgumentHelp(
+            "An extra authorization request parameter, e.g. prompt=consent or a provider hint; repeatable.", valueName: "name=value"))
     var parameters: [String] = []
 }
 
@@ -119,21 +129,29 @@ struct RedirectOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Path of the redirect URI. Default: /OauthRedirect for Salesforce, /callback otherwise.", valueName: "path"))
     var callbackPath: String?
 
-    @Option(help: ArgumentHelp("Host of the redirect URI: 127.0.0.1, [::1] or localhost. Default: localhost for Salesforce, 127.0.0.1 otherwise.",
-                               valueName: "host"))
+    @Option(
+        help: ArgumentHelp(
+            "Host of the redirect URI: 127.0.0.1, [::1] or localhost. Default: localhost for Salesforce, 127.0.0.1 otherwise.",
+            valueName: "host"))
     var callbackHost: String?
 }
 
 /// A group of `ProviderOptions`, shown under its own heading in `--help`.
 struct GrantSettingOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The username for --password and --jwt-key-file. Default: $SFAUTH_USERNAME, else the profile's username.", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "The username for --password and --jwt-key-file. Default: $SFAUTH_USERNAME, else the profile's username.", valueName: "name"))
     var username: String?
 
-    @Option(help: ArgumentHelp("Sign in with a JWT bearer assertion (RFC 7523) signed by this private key (PEM, RSA or EC P-256), for CI: needs --username and --client-id. Also $SFAUTH_JWT_KEY_FILE or the profile's jwt_key_file.",
-                               valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "Sign in with a JWT bearer assertion (RFC 7523) signed by this private key (PEM, RSA or EC P-256), for CI: needs --username and --client-id. Also $SFAUTH_JWT_KEY_FILE or the profile's jwt_key_file.",
+            valueName: "path"))
     var jwtKeyFile: String?
 
-    @Option(help: ArgumentHelp("The JWT assertion's audience. Default: https://login.salesforce.com (test.salesforce.com for sandboxes) for Salesforce, else the issuer or token endpoint.",
-                               valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The JWT assertion's audience. Default: https://login.salesforce.com (test.salesforce.com for sandboxes) for Salesforce, else the issuer or token endpoint.",
+            valueName: "url"))
     var audience: String?
 }

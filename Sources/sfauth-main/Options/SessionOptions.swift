@@ -6,34 +6,49 @@ import SFAuthCLI
 /// account to sign in to again, how long to wait, where secrets go. `sfauth config` takes them too,
 /// so that it is a true dry run of the same command line.
 struct SessionOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Command that opens the URL instead of xdg-open; the URL replaces %s wherever it appears (url=%s), else it is appended.", valueName: "command"))
+    @Option(
+        help: ArgumentHelp(
+            "Command that opens the URL instead of xdg-open; the URL replaces %s wherever it appears (url=%s), else it is appended.",
+            valueName: "command"))
     var browserCommand: String?
 
     @Flag(help: "Do not open a browser; print the URL to open instead.")
     var noBrowser = false
 
-    @Flag(help: ArgumentHelp("Also accept the address the browser ends up at, pasted on standard input (for a browser on another machine). On by default when standard input is a terminal and no browser can be shown here."))
+    @Flag(
+        help: ArgumentHelp(
+            "Also accept the address the browser ends up at, pasted on standard input (for a browser on another machine). On by default when standard input is a terminal and no browser can be shown here."
+        ))
     var paste = false
 
-    @Option(help: ArgumentHelp("Seconds to wait for the browser's redirect (default 300), or for the device code's approval (default: as long as the server keeps the code valid).",
-                               valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds to wait for the browser's redirect (default 300), or for the device code's approval (default: as long as the server keeps the code valid).",
+            valueName: "seconds"))
     var timeout: Int?
 
     @Option(help: ArgumentHelp("A short name for this account, for --account and sfauth use.", valueName: "name"))
     var alias: String?
 
-    @Option(help: ArgumentHelp("Where the refresh token goes: auto (the keyring when one answers, else the 0600 file), keyring, or file. Default: $SFAUTH_STORAGE or auto.",
-                               valueName: "mode"))
+    @Option(
+        help: ArgumentHelp(
+            "Where the refresh token goes: auto (the keyring when one answers, else the 0600 file), keyring, or file. Default: $SFAUTH_STORAGE or auto.",
+            valueName: "mode"))
     var storage: StorageMode?
 
-    @Option(help: ArgumentHelp("Sign in again to this stored account (alias, username, email or identifier) the way it was signed in: its server, client, scopes, redirect and grant.",
-                               valueName: "account"))
+    @Option(
+        help: ArgumentHelp(
+            "Sign in again to this stored account (alias, username, email or identifier) the way it was signed in: its server, client, scopes, redirect and grant.",
+            valueName: "account"))
     var account: String?
 
     @Flag(name: .shortAndLong, help: "Also say where the credentials were saved.")
     var verbose = false
 
-    @Flag(help: "Sign in again to the default (or --account) account, making the server ask for a fresh sign-in (prompt=login); its old tokens are revoked once the new sign-in succeeded.")
+    @Flag(
+        help:
+            "Sign in again to the default (or --account) account, making the server ask for a fresh sign-in (prompt=login); its old tokens are revoked once the new sign-in succeeded."
+    )
     var force = false
 }
 

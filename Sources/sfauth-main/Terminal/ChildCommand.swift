@@ -17,9 +17,10 @@ enum ChildCommand {
         let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer { envp?.forEach { free($0) } }
         var pid: pid_t = 0
-        let started = if let envp { posix_spawnp(&pid, arguments[0], &actions, nil, argv, envp) } else {
-            posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ)
-        }
+        let started =
+            if let envp { posix_spawnp(&pid, arguments[0], &actions, nil, argv, envp) } else {
+                posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ)
+            }
         guard started == 0 else { return 127 }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {

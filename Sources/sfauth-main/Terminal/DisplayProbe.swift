@@ -14,7 +14,8 @@ enum DisplayProbe {
         case .x11(let name):
             // [host]:number[.screen]: a Unix socket for a local display, TCP 6000+number otherwise.
             guard let colon = name.lastIndex(of: ":"),
-                  let number = Int(name[name.index(after: colon)...].prefix { $0.isNumber }), (0...1000).contains(number) else { return false }
+                let number = Int(name[name.index(after: colon)...].prefix { $0.isNumber }), (0...1000).contains(number)
+            else { return false }
             let host = String(name[..<colon])
             if host.isEmpty || host == "unix" {
                 // X servers listen on the file and on Linux's abstract name of the same path.

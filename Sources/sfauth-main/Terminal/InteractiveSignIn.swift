@@ -1,6 +1,6 @@
+import Glibc
 import SFAuth
 import SFAuthCLI
-import Glibc
 
 /// A sign-in started by a helper command (kubectl's exec plugin) on the user's terminal: one at a
 /// time across processes. kubectl, k9s and editors call plugins in parallel; the first caller that
@@ -41,7 +41,9 @@ struct InteractiveSignIn {
             // Another process's sign-in ended while we waited, and did not help: its result is ours
             // too (one cancelled sign-in must not become one browser tab per waiting caller).
             let again = "run `\(SFAuthWords.signInCommand(for: account))`"
-            if another { throw .loginRequired("the sign-in of \(account.displayLabel) that another sfauth process started did not complete; \(again)") }
+            if another {
+                throw .loginRequired("the sign-in of \(account.displayLabel) that another sfauth process started did not complete; \(again)")
+            }
             guard runLogin(account: account.selectableName) == 0 else {
                 throw .loginRequired("the sign-in of \(account.displayLabel) did not complete; \(again)")
             }

@@ -1,8 +1,8 @@
+import FoundationEssentials
+import Glibc
 import SFAuth
 import SFAuthCLI
 import Synchronization
-import FoundationEssentials
-import Glibc
 
 /// Tells the person at the terminal what `sfauth login` is doing, on standard error.
 final class LoginProgressReporter: OAuthCoordinatorDelegate {
@@ -18,8 +18,10 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
     ///   - keyringNotice: why no keyring could be used, shown once per store after a sign-in that
     ///     actually kept a refresh token in a file.
     ///   - verbose: also say where the credentials were saved.
-    init(store: FileCredentialStore, timeoutSeconds: Int, acceptsPaste: Bool, session: TerminalSession,
-         keyringNotice: String? = nil, verbose: Bool = false) {
+    init(
+        store: FileCredentialStore, timeoutSeconds: Int, acceptsPaste: Bool, session: TerminalSession,
+        keyringNotice: String? = nil, verbose: Bool = false
+    ) {
         self.store = store
         self.timeoutSeconds = timeoutSeconds
         self.acceptsPaste = acceptsPaste
@@ -28,8 +30,10 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
         self.verbose = verbose
     }
 
-    func oauthCoordinator(_ coordinator: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String,
-                          info: AuthInfo) -> BrowserPresentation {
+    func oauthCoordinator(
+        _ coordinator: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String,
+        info: AuthInfo
+    ) -> BrowserPresentation {
         self.redirectURI.withLock { $0 = redirectURI }
         let host = EndpointURL.parts(of: coordinator.configuration.server.authorizationEndpoint)?.host ?? "the server"
         if coordinator.configuration.browserLauncher != nil {
@@ -45,16 +49,21 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
 
     /// The ways on when no browser opened here, in order: open the URL yourself (through an SSH port
     /// forward when the browser is elsewhere), paste the final address, or the device grant.
-    func oauthCoordinator(_ coordinator: OAuthCoordinator, browserNotOpenedFor url: String,
-                          reason: BrowserNotOpenedReason, info: AuthInfo) {
+    func oauthCoordinator(
+        _ coordinator: OAuthCoordinator, browserNotOpenedFor url: String,
+        reason: BrowserNotOpenedReason, info: AuthInfo
+    ) {
         if case .launchFailed(let message) = reason {
-            say("Could not open a browser: \(message) (or give --browser-command)"
-                + (session.hasDisplay ? "" : " (no display here: DISPLAY and WAYLAND_DISPLAY are unset)."))
+            say(
+                "Could not open a browser: \(message) (or give --browser-command)"
+                    + (session.hasDisplay ? "" : " (no display here: DISPLAY and WAYLAND_DISPLAY are unset)."))
         }
         say("Open this URL in a browser to sign in:\n\n    \(url)\n")
         if let redirectURI = redirectURI.withLock({ $0 }), let port = EndpointURL.parts(of: redirectURI)?.port {
             let remote = session.isSSH ? "You are connected over SSH: " : ""
-            say("\(remote)if the browser runs on another machine, forward the port first, e.g. `ssh -L \(port):localhost:\(port) <this host>`, and this login completes by itself.")
+            say(
+                "\(remote)if the browser runs on another machine, forward the port first, e.g. `ssh -L \(port):localhost:\(port) <this host>`, and this login completes by itself."
+            )
         }
         if acceptsPaste {
             say("Or sign in there and paste here the address the browser ends up at (the page will not load).")
@@ -64,8 +73,10 @@ final class LoginProgressReporter: OAuthCoordinatorDelegate {
         }
     }
 
-    func oauthCoordinator(_ coordinator: OAuthCoordinator, didReceiveDeviceAuthorization authorization: DeviceAuthorization,
-                          info: AuthInfo) {
+    func oauthCoordinator(
+        _ coordinator: OAuthCoordinator, didReceiveDeviceAuthorization authorization: DeviceAuthorization,
+        info: AuthInfo
+    ) {
         StandardError.write(DeviceInstructions.text(for: authorization))
         say("Waiting for the approval (press Ctrl-C to cancel)…")
     }

@@ -1,7 +1,7 @@
-import SFAuth
-import SFAuthCLI
 import FoundationEssentials
 import Glibc
+import SFAuth
+import SFAuthCLI
 
 /// Reads secrets the way a careful CLI does: from the terminal without echo, or from standard input —
 /// never from the command line, where `ps` and shell history see them. (A client secret comes from a

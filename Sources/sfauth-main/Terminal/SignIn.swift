@@ -22,18 +22,22 @@ struct SignIn {
         var client = plan.client
         let server = try await discoveredServer(client: &client)
         let grant = try await materializedGrant(server: server)
-        let reporter = LoginProgressReporter(store: store, timeoutSeconds: plan.timeoutSeconds, acceptsPaste: plan.acceptsPaste,
-                                             session: context.session, keyringNotice: keyringNotice, verbose: verbose)
+        let reporter = LoginProgressReporter(
+            store: store, timeoutSeconds: plan.timeoutSeconds, acceptsPaste: plan.acceptsPaste,
+            session: context.session, keyringNotice: keyringNotice, verbose: verbose)
         let coordinator = OAuthCoordinator(
-            configuration: .init(server: server, client: client, timeout: .seconds(plan.timeoutSeconds), browserLauncher: browserLauncher(),
-                                 alias: plan.alias, account: plan.account, pastedRedirects: plan.acceptsPaste ? StandardInputRedirectSource() : nil),
+            configuration: .init(
+                server: server, client: client, timeout: .seconds(plan.timeoutSeconds), browserLauncher: browserLauncher(),
+                alias: plan.alias, account: plan.account, pastedRedirects: plan.acceptsPaste ? StandardInputRedirectSource() : nil),
             delegate: reporter, httpClient: httpClient, store: store)
         let interrupts = InterruptHandler { coordinator.cancel() }
         defer { interrupts.stop() }
         let aliasHolder = currentHolder(of: plan.alias)
         let credentials = if let grant { try await coordinator.authenticate(using: grant) } else { try await coordinator.authenticate() }
         if let alias = plan.alias, let aliasHolder, aliasHolder.identifier != credentials.identifier {
-            StandardError.line("The alias \(alias) now names \(credentials.username ?? credentials.identifier); it no longer names \(aliasHolder.username ?? aliasHolder.identifier) (\(aliasHolder.identifier)).")
+            StandardError.line(
+                "The alias \(alias) now names \(credentials.username ?? credentials.identifier); it no longer names \(aliasHolder.username ?? aliasHolder.identifier) (\(aliasHolder.identifier))."
+            )
         }
         return credentials
     }
@@ -47,8 +51,10 @@ struct SignIn {
         case .discover(let issuer, let overrides):
             // A hung server would otherwise make this a silent wait of up to SFAUTH_HTTP_TIMEOUT.
             StandardError.line("Reading the endpoints of \(issuer) from its metadata…")
-            let document = try await DiscoveryClient(httpClient: httpClient, cacheDirectory: DiscoveryClient.cacheDirectory(environment: context.environment))
-                .discover(issuer: issuer)
+            let document = try await DiscoveryClient(
+                httpClient: httpClient, cacheDirectory: DiscoveryClient.cacheDirectory(environment: context.environment)
+            )
+            .discover(issuer: issuer)
             if plan.scopesFromDiscovery { client.scopes = document.defaultScopes }
             return overrides.applied(to: document.server)
         }

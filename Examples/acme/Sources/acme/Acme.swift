@@ -11,7 +11,8 @@ enum Acme {
     static let settings = EnvironmentSettings(prefix: "ACME", environment: ProcessInfo.processInfo.environment)
 
     static func login(options: [String]) async throws {
-        var issuer = settings.value("ISSUER"), clientId = settings.value("CLIENT_ID")
+        var issuer = settings.value("ISSUER")
+        var clientId = settings.value("CLIENT_ID")
         var rest = options[...]
         while let option = rest.popFirst() {
             switch option {
@@ -34,8 +35,9 @@ enum Acme {
 
     static func get(_ url: String) async throws {
         let store = try store()
-        let requester = AuthorizedRequester(tokenSource: TokenSource(store: store, options: try TokenSource.Options(settings: settings)),
-                                            httpClient: CurlHTTPClient())
+        let requester = AuthorizedRequester(
+            tokenSource: TokenSource(store: store, options: try TokenSource.Options(settings: settings)),
+            httpClient: CurlHTTPClient())
         let (response, _) = try await requester.send(account: nil) { _ in HTTPRequest(method: "GET", url: url) }
         print(response.bodyText)
         if response.status >= 400 { throw AcmeUI.Usage("the API answered \(response.status)") }
@@ -52,7 +54,7 @@ enum Acme {
         switch try await AccountBook(store: store).forget(identifier, revokingWith: revoker, removingUnreadable: false) {
         case .forgotten(let credentials, let revocation):
             print("Signed out of \(credentials.displayLabel): \(revocation?.summary ?? "forgotten here").")
-        case .revokedButKept(_, revocation: _, error: let error), .unreadableKept(path: _, problem: let error):
+        case .revokedButKept(_, revocation: _, let error), .unreadableKept(path: _, problem: let error):
             throw error
         case .forgottenLeavingSecret(let credentials, let item, let reason):
             print("Signed out of \(credentials.displayLabel) here; the keyring is out of reach (\(reason)): remove \(item) there later.")
@@ -64,14 +66,17 @@ enum Acme {
     // MARK: - SFAuth, set up as acme
 
     static func store() throws(OAuthError) -> FileCredentialStore {
-        FileCredentialStore(directory: try settings.credentialsDirectory(app: app),
-                            secretStore: try settings.storageMode() == .file ? nil : SecretServiceStore(app: app))
+        FileCredentialStore(
+            directory: try settings.credentialsDirectory(app: app),
+            secretStore: try settings.storageMode() == .file ? nil : SecretServiceStore(app: app))
     }
 
     static func coordinator(server: AuthorizationServer, clientId: String) throws -> OAuthCoordinator {
-        OAuthCoordinator(configuration: .init(server: server, client: ClientConfiguration(clientId: clientId, scopes: ["openid", "profile"]),
-                                              app: app, tokenOptions: try TokenSource.Options(settings: settings)),
-                         delegate: AcmeUI.shared, store: try store())
+        OAuthCoordinator(
+            configuration: .init(
+                server: server, client: ClientConfiguration(clientId: clientId, scopes: ["openid", "profile"]),
+                app: app, tokenOptions: try TokenSource.Options(settings: settings)),
+            delegate: AcmeUI.shared, store: try store())
     }
 
     /// A coordinator for the stored account (its own server and client).

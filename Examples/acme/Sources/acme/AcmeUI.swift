@@ -15,8 +15,10 @@ final class AcmeUI: OAuthCoordinatorDelegate, Sendable {
         if info.authType == .refresh { Self.say("acme: renewing your session…") }
     }
 
-    func oauthCoordinator(_ coordinator: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String,
-                          info: AuthInfo) -> BrowserPresentation {
+    func oauthCoordinator(
+        _ coordinator: OAuthCoordinator, willOpenBrowserAt url: String, redirectURI: String,
+        info: AuthInfo
+    ) -> BrowserPresentation {
         Self.say("acme: opening your browser to sign in (or open \(url))")
         return .openBrowser
     }
