@@ -32,7 +32,11 @@ public struct AccountBook: Sendable {
     /// name; `alias` moves from any other account that had it; with `makeDefault` the account
     /// becomes the default.
     ///
-    /// - Parameter replacing: an unidentified account this sign-in is meant to sign in again.
+    /// - Parameters:
+    ///   - credentials: the credentials a sign-in obtained.
+    ///   - alias: the name to give the account; `nil` keeps the one it has.
+    ///   - makeDefault: whether the account becomes the default.
+    ///   - replacing: an unidentified account this sign-in is meant to sign in again.
     /// - Throws: what the store throws, or `.invalidServerResponse` when the sign-in names another
     ///   issuer than the account's earlier ones. Nothing is stored then.
     public func keep(_ credentials: OAuthCredentials, alias: String?, makeDefault: Bool, replacing: String? = nil) async throws(OAuthError) -> Kept {
