@@ -44,8 +44,8 @@ proxy; **login-client-credentials** /
 **login-password** = `sfauth login --issuer <proxy> --client-credentials|--password` (no browser);
 **login-browser** = a real browser sign-in, then the code exchange (`--token-url <proxy>`) or the ID
 token's key set (`--issuer <proxy>`) fails; **login-device** = `sfauth login --device --issuer <proxy>`;
-**logout** = `sfauth logout` (README: the account is removed even when revocation fails, and the
-line says what was not revoked: exit 0). The userinfo fetch after a sign-in is best effort: the
+**logout** = `sfauth logout` (README: the account is removed even when revocation fails; a line says
+what was not revoked and why, then the failure line what to do: exit 6, or 5 when the server refused). The userinfo fetch after a sign-in is best effort: the
 sign-in must succeed. `text-plain` / `json-as-html` are a good JSON body with a wrong Content-Type:
 accepted (a policy choice: robustness; RFC 6749 wants application/json). `refused` and
 `tls-untrusted` send the client to a port nobody listens on / an https port with a self-signed

@@ -63,7 +63,8 @@ struct LogoutCommand: SFAuthSubcommand {
         if let status = unrevoked.first {
             let whose = unrevoked.count == 1 ? "that account's tokens" : "the tokens of \(unrevoked.count) accounts"
             throw CommandFailure(
-                "the server did not confirm the revocation of \(whose); they are gone from here, but may work until they expire",
+                "the server did not confirm the revocation of \(whose); they are gone from here, but may work until they expire: "
+                    + "revoke them at the server (its security or connected-apps page) if they must not",
                 status: status)
         }
     }
