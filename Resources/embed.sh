@@ -34,11 +34,13 @@ embed() {
             fi
             echo "    /// \`Resources/$2/$name.$ext\`."
             echo "    static let $(identifier "$name") = #\"\"\""
-            cat "$file"
+            # Indented as scripts/format indents a multi-line literal (Swift strips the indentation
+            # of the closing delimiter from every line, so the text is the file's).
+            sed 's/^\(.\)/        \1/' "$file"
             # The line break before the closing delimiter is not part of the string: this one is
             # ours, so the constant keeps the file's own final newline.
             echo
-            echo '"""#'
+            echo '        """#'
             echo
         done
         echo "    /// $all_doc"
