@@ -152,23 +152,10 @@ package final class Directory: Sendable {
         let temporary = ".\(name).\(getpid()).\(random.next() & 0xFFFF_FFFF).tmp"
         let fd = openat(descriptor, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw FileFailure(operation: "cannot create", path: child(temporary), code: errno) }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                close(fd)
-                unlinkat(descriptor, temporary, 0)
-                throw FileFailure(operation: "cannot write", path: child(temporary), code: code)
-            }
-            written += count
-        }
-        if durably && fsync(fd) != 0 {
-            let code = errno
+        if let failed = Self.writeWhole(bytes, to: fd, durably: durably) {
             close(fd)
             unlinkat(descriptor, temporary, 0)
-            throw FileFailure(operation: "cannot sync", path: child(temporary), code: code)
+            throw FileFailure(operation: failed.operation, path: child(temporary), code: failed.code)
         }
         close(fd)
         if renameat(descriptor, temporary, descriptor, name) != 0 {
@@ -177,6 +164,23 @@ package final class Directory: Sendable {
             throw FileFailure(operation: "cannot replace", path: child(name), code: code)
         }
         if durably { sync() }
+    }
+
+    /// Writes all of `bytes` to the open file `fd` — again after a short write or `EINTR` — and
+    /// `fsync`s it when `durably`; `nil` when that worked, else what failed (`cannot write`,
+    /// `cannot sync`) and `errno`. The one write loop of the store and of `POSIXFile`.
+    package static func writeWhole(_ bytes: [UInt8], to fd: Int32, durably: Bool) -> (operation: String, code: Int32)? {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return ("cannot write", errno)
+            }
+            written += count
+        }
+        if durably && fsync(fd) != 0 { return ("cannot sync", errno) }
+        return nil
     }
 
     /// Removes the file `name`; no error when there is none. Synced, like a write.

@@ -43,23 +43,10 @@ package enum POSIXFile {
         let temporary = "\(directory)/.\(basename(path)).\(getpid()).\(random.next() & 0xFFFF_FFFF).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure(operation: "cannot create", path: temporary, code: errno) }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                close(fd)
-                unlink(temporary)
-                throw Failure(operation: "cannot write", path: temporary, code: code)
-            }
-            written += count
-        }
-        if fsync(fd) != 0 {
-            let code = errno
+        if let failed = Directory.writeWhole(bytes, to: fd, durably: true) {
             close(fd)
             unlink(temporary)
-            throw Failure(operation: "cannot sync", path: temporary, code: code)
+            throw Failure(operation: failed.operation, path: temporary, code: failed.code)
         }
         close(fd)
         if rename(temporary, path) != 0 {
