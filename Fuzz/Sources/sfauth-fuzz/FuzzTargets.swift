@@ -20,6 +20,7 @@ enum FuzzTargets {
         FuzzTarget(name: "device", run: fuzzDevice),
         FuzzTarget(name: "error-body", run: fuzzErrorBody),
         FuzzTarget(name: "config", run: fuzzConfig),
+        FuzzTarget(name: "credential-record", run: fuzzCredentialRecord),
     ]
 
     static var names: [String] { all.map(\.name) }

@@ -39,31 +39,24 @@ public enum CredentialFile {
 
     /// Why an account file could not be read as credentials.
     public struct Unreadable: Error, Sendable, Equatable {
-        /// In a few words: `missing 'accessToken'`, `wrong type at 'server.issuer'`, `not JSON`.
+        /// In a few words: `missing 'accessToken'`, `wrong type at 'server.issuer'`,
+        /// `unknown value at 'server.flavor'`, `not JSON`.
         public let reason: String
     }
 
-    /// The credentials in an account file's bytes.
+    /// The credentials in an account file's bytes (read by hand: `CredentialFile+Reading.swift`).
     public static func decode(_ bytes: [UInt8]) throws(Unreadable) -> OAuthCredentials {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        do {
-            var credentials = try decoder.decode(OAuthCredentials.self, from: Data(bytes))
-            // Records written before the place was recorded for file accounts: a refresh token in
-            // the file is placed there.
-            if credentials.refreshToken != nil && credentials.refreshTokenInSecretStore == nil {
-                credentials.refreshTokenInSecretStore = false
-            }
-            guard isTokenText(credentials.accessToken) else { throw Unreadable(reason: "its access token holds characters no token may hold") }
-            guard credentials.refreshToken.map(isTokenText) != false else {
-                throw Unreadable(reason: "its refresh token holds characters no token may hold")
-            }
-            return credentials
-        } catch let unreadable as Unreadable {
-            throw unreadable
-        } catch {
-            throw Unreadable(reason: reason(error))
+        var credentials = try read(bytes)
+        // Records written before the place was recorded for file accounts: a refresh token in
+        // the file is placed there.
+        if credentials.refreshToken != nil && credentials.refreshTokenInSecretStore == nil {
+            credentials.refreshTokenInSecretStore = false
         }
+        guard isTokenText(credentials.accessToken) else { throw Unreadable(reason: "its access token holds characters no token may hold") }
+        guard credentials.refreshToken.map(isTokenText) != false else {
+            throw Unreadable(reason: "its refresh token holds characters no token may hold")
+        }
+        return credentials
     }
 
     /// Whether `text` is made of the characters RFC 6749 allows in tokens: printable ASCII
@@ -82,15 +75,5 @@ public enum CredentialFile {
     /// The bytes of a `default` file naming `identifier`.
     public static func defaultFileContents(naming identifier: String) -> [UInt8] {
         Array((identifier + "\n").utf8)
-    }
-
-    private static func reason(_ error: Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, _): return "missing '\(key.stringValue)'"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            return "wrong type at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
-        case DecodingError.dataCorrupted: return "not JSON"
-        default: return "unreadable"
-        }
     }
 }

@@ -38,9 +38,9 @@ package enum JSONValue: Sendable, Equatable, Codable {
         }
     }
 
-    /// Parses a JSON document; `nil` when the bytes are not JSON.
+    /// Parses a JSON document; `nil` when the bytes are not JSON (`JSONParser` says what is).
     package static func parse(_ bytes: [UInt8]) -> JSONValue? {
-        try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        JSONParser.parse(bytes)
     }
 
     /// The value of a member of an object.
@@ -66,10 +66,15 @@ package enum JSONValue: Sendable, Equatable, Codable {
         let number: Double?
         switch self {
         case .number(let value): number = value
-        case .string(let value): number = Double(Substring(value).trimmingWhitespace())
+        case .string(let value): number = Double(String(value.drop(while: \.isBlank).reversed().drop(while: \.isBlank).reversed()))
         default: number = nil
         }
         guard let number, number.isFinite else { return nil }
         return number
     }
+}
+
+extension Character {
+    /// A space or a tab: what a number written as a string may be padded with.
+    fileprivate var isBlank: Bool { self == " " || self == "\t" }
 }
