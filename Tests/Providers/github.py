@@ -66,7 +66,9 @@ class GitHub(StandIn):
                            True: GHES layout (API under /api/v3 on the same server)
       expiring_user_tokens GitHub App "user-to-server token expiration" (on unless opted out [REFRESH])
       device_flow_enabled  the apps' "Enable Device Flow" setting [AUTH]
-      refresh_token_expires_in  15897600 (what github.com answers in practice; [RESP] says 15811200)
+      access_token_lifetime     28800 (GitHub App user tokens; OAuth app tokens never expire)
+      refresh_token_lifetime    15897600: what github.com sends in practice ([RESP] says "always
+                                15811200")
       form_content_type    Content-Type of the default (form-encoded) answers; community
                            discussion #101123 reports github.com sending application/json there
     """
