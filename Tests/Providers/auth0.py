@@ -29,7 +29,8 @@ import secrets
 import urllib.parse
 
 from oidc import OidcStandIn
-from stand_in import Client, error_page, is_loopback_host, json_response
+from stand_in import Client, is_loopback_host, json_response
+from web_flow import error_page
 
 NATIVE_ID = "stand-in-native-client-id"
 WEB_ID = "stand-in-regular-web-client-id"

@@ -25,7 +25,8 @@ Sources:
 import uuid
 
 from oidc import OidcStandIn
-from stand_in import Client, error_page, json_response
+from stand_in import Client, json_response
+from web_flow import error_page
 
 REGION = "us-east-1"
 POOL_ID = "us-east-1_StandIn1"

@@ -43,7 +43,8 @@ import urllib.parse
 import uuid
 
 from oidc import OidcStandIn
-from stand_in import Client, Response, b64url, error_page, json_response, redirect_matches
+from stand_in import Client, Response, b64url, json_response, redirect_matches
+from web_flow import error_page
 
 ORG_TENANT = "6f2a3b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b"
 MSA_TENANT = "9188040d-6c67-4c5b-b112-36a304b66dad"  # [ISS]: personal Microsoft accounts

@@ -23,8 +23,8 @@ import html
 import secrets
 import urllib.parse
 
-from stand_in import (Client, StandIn, add_query, error_page, form_response, json_response, redirect,
-                      redirect_matches, Response)
+from stand_in import Client, Response, add_query, form_response, json_response, redirect, redirect_matches
+from web_flow import WebStandIn, error_page
 
 OAUTH_APP_ID = "Ov23liStandInOAuthApp"
 OAUTH_APP_SECRET = "oauth-app-secret"
@@ -58,7 +58,7 @@ ERRORS = {
 }
 
 
-class GitHub(StandIn):
+class GitHub(WebStandIn):
     """Knobs:
       mode                 "oauth-app" | "github-app": which registered client .client_id /
                            .client_secret name (both clients are always registered)

@@ -27,7 +27,8 @@ import secrets
 import urllib.parse
 
 from oidc import OidcStandIn
-from stand_in import Client, error_page, is_loopback_host, json_response
+from stand_in import Client, is_loopback_host, json_response
+from web_flow import error_page
 
 DESKTOP_ID = "1234567890-standin.apps.googleusercontent.com"
 DESKTOP_SECRET = "GOCSPX-stand-in-desktop-secret"

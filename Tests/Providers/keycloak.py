@@ -25,7 +25,8 @@ import urllib.parse
 import uuid
 
 from oidc import OidcStandIn
-from stand_in import Client, error_page, is_loopback_host, json_response, redirect_matches
+from stand_in import Client, is_loopback_host, json_response, redirect_matches
+from web_flow import error_page
 
 PUBLIC_ID = "sfauth-cli"
 CONFIDENTIAL_ID = "sfauth-confidential"

@@ -25,12 +25,13 @@ import re
 import secrets
 import urllib.parse
 
-from stand_in import (Response, StandIn, add_query, error_page, json_response, redirect, redirect_matches)
+from stand_in import Response, add_query, json_response, redirect, redirect_matches
+from web_flow import WebStandIn, error_page
 
 GRANT_DEVICE = "urn:ietf:params:oauth:grant-type:device_code"
 
 
-class OidcStandIn(StandIn):
+class OidcStandIn(WebStandIn):
     paths = {}
     endpoint_server = {}
     pkce_methods = ("S256", "plain")

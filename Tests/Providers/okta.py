@@ -21,7 +21,8 @@ Sources:
 import secrets
 
 from oidc import OidcStandIn
-from stand_in import Client, error_page, json_response, signing_key
+from stand_in import Client, json_response, signing_key
+from web_flow import error_page
 
 NATIVE_ID = "0oastandinnative"  # an OIDC "Native" app: public, PKCE
 WEB_ID = "0oastandinweb"

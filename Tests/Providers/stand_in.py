@@ -3,17 +3,8 @@
 A stand-in is one or more ThreadingHTTPServers on 127.0.0.1 (ephemeral ports, daemon threads)
 that reproduce what a provider's documentation says it does. This module holds what every
 provider shares: routing, request recording, RS256 signing and a JWKS, in-memory clients / codes /
-tokens / device grants, PKCE verification, a clock tests can move, and the HTML pages that the
-headless test browser (Tests/Browser/browser_driver.py) knows how to drive:
-
-  login form     input[name=username], input[name=password], a submit button; a refused sign-in
-                 shows #login-error
-  consent        form#authorizationForm with input[name=allow] "Authorize" and a plain submit
-                 "Cancel" (the selectors the driver uses for the DOT test server)
-  device pages   form input[name=user_code] + "Verify"; refused codes in ul.errorlist; then
-                 button[name=action][value=accept|deny]; the last page is under
-                 .../device-grant-status/... with <h1>Device Authorized|Denied</h1>
-  error page     <h2>Error: ...</h2><p>description</p>
+tokens / device grants, PKCE verification and a clock tests can move. The browser pages (sign-in,
+consent, device verification) are in web_flow.py, the generic OpenID provider in oidc.py.
 
 Nothing here reaches beyond 127.0.0.1. Every stand-in stops on context exit, and by itself after
 `ttl` seconds if a test forgets to.
@@ -21,7 +12,6 @@ Nothing here reaches beyond 127.0.0.1. Every stand-in stops on context exit, and
 
 import base64
 import hashlib
-import html
 import json
 import re
 import secrets
@@ -70,6 +60,10 @@ def jwt_header(token):
 
 def pkce_s256(verifier):
     return b64url(hashlib.sha256(verifier.encode()).digest())
+
+
+def re_escape(path):
+    return re.escape(path)
 
 
 def is_loopback_host(host):
@@ -235,43 +229,27 @@ def add_query(url, params):
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
 
 
-# --------------------------------------------------------------------------------------------
-# HTML pages (shapes the test browser drives; see the module docstring)
+def redirect_matches(registered, requested, *, any_loopback_port=True, path_rule="exact",
+                     loopback_hosts=("127.0.0.1", "localhost", "[::1]")):
+    """Does `requested` match the registered redirect URI?
 
-def page(title, body):
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            '<style>body{font-family:sans-serif;max-width:32em;margin:3em auto}label{display:block;margin-top:1em}'
-            'input[type=text],input[type=password]{width:100%}button,input[type=submit]{margin-top:1em}</style>'
-            f'</head><body>\n{body}\n</body></html>\n')
-
-
-def login_page(brand, action, next_url, error=None, username=""):
-    err = f'<p class="error" id="login-error">{html.escape(error)}</p>' if error else ""
-    return page(f"Sign in | {brand}", f"""<h1>Sign in to {html.escape(brand)}</h1>{err}
-<form id="login-form" method="post" action="{html.escape(action)}">
-<label for="username">Username or email address</label>
-<input type="text" name="username" id="username" autocomplete="username" value="{html.escape(username)}" autofocus required>
-<label for="password">Password</label>
-<input type="password" name="password" id="password" autocomplete="current-password" required>
-<input type="hidden" name="next" value="{html.escape(next_url)}">
-<button type="submit" id="login-submit">Sign in</button>
-</form>""")
-
-
-def consent_page(brand, app_name, action, request_id, scopes, note=""):
-    items = "".join(f"<li>{html.escape(s)}</li>" for s in scopes) or "<li>(no scopes)</li>"
-    return page(f"Authorize {app_name} | {brand}", f"""<form id="authorizationForm" method="post" action="{html.escape(action)}">
-<h3>Authorize {html.escape(app_name)}?</h3>
-<p>{html.escape(app_name)} requests access to your {html.escape(brand)} account:</p><ul>{items}</ul>{note}
-<input type="hidden" name="request" value="{html.escape(request_id)}">
-<input type="submit" value="Cancel">
-<input type="submit" name="allow" value="Authorize">
-</form>""")
-
-
-def error_page(brand, error, description, status=400, heading_note=""):
-    return html_response(page(f"Error | {brand}", f"""{heading_note}<h2>Error: {html.escape(error)}</h2>
-<p>{html.escape(description)}</p>"""), status)
+    path_rule "exact" compares paths literally (a trailing slash counts); "subdirectory" also
+    accepts paths below the registered one (GitHub OAuth apps). With any_loopback_port the port of
+    an http loopback URI is ignored (RFC 8252 §7.3); the host must still be the same literal."""
+    try:
+        reg, req = urllib.parse.urlsplit(registered), urllib.parse.urlsplit(requested)
+        reg_port, req_port = reg.port, req.port
+    except ValueError:
+        return False
+    if reg.scheme != req.scheme or reg.hostname != req.hostname or reg.query != req.query or req.fragment:
+        return False
+    loopback = reg.scheme == "http" and reg.netloc.rsplit(":", 1)[0].lower() in loopback_hosts
+    if not (loopback and any_loopback_port) and reg_port != req_port:
+        return False
+    if path_rule == "subdirectory":
+        base = reg.path.rstrip("/")
+        return req.path == reg.path or req.path.startswith(base + "/")
+    return req.path == reg.path
 
 
 # --------------------------------------------------------------------------------------------
@@ -316,10 +294,6 @@ class StandIn:
     code_lifetime = 600
     device_interval = 5
     device_lifetime = 900
-    login_path = "/login"
-    consent_path = "/consent"
-    device_path = None  # the verification page; None: no device grant
-    ui_server = "main"  # the server that serves the login / consent / device pages
 
     def __init__(self, users=None, ttl=600):
         self.users = users or default_users()
@@ -329,10 +303,7 @@ class StandIn:
         self.kid = "stand-in-" + secrets.token_hex(4)
         self.clients = {}
         self.grants = {}  # value -> Grant (codes, access and refresh tokens)
-        self.auth_requests = {}
         self.device_grants = {}  # device_code -> DeviceGrant
-        self.sessions = {}  # browser session cookie -> username
-        self.consents = set()  # (username, client_id, frozenset(scope))
         self.requests = []
         self.errors = []  # exceptions raised by handlers (a test can assert it stays empty)
         self.clock_offset = 0.0
@@ -341,7 +312,6 @@ class StandIn:
         self._threads = []
         self._timer = None
         self._started = False
-        self._cookie = "standin_" + secrets.token_hex(3)
 
     # -- servers and routing -------------------------------------------------------------
 
@@ -363,18 +333,6 @@ class StandIn:
 
     def route(self, server, method, pattern, fn):
         self._routes[server].append((method, re.compile(pattern + r"\Z"), fn))
-
-    def add_ui_routes(self):
-        """The login form, the consent page and (if device_path) the device pages."""
-        s = self.ui_server
-        self.route(s, "POST", re.escape(self.login_path), self._login_post)
-        self.route(s, "GET", re.escape(self.consent_path), self._consent_get)
-        self.route(s, "POST", re.escape(self.consent_path), self._consent_post)
-        if self.device_path:
-            self.route(s, "GET", re.escape(self.device_path), self._device_page)
-            self.route(s, "POST", re.escape(self.device_path), self._device_post)
-            self.route(s, "GET", re.escape(self.device_path) + r"/device-grant-status/([A-Za-z0-9-]+)",
-                       self._device_status_page)
 
     def __enter__(self):
         self._started = True
@@ -512,7 +470,7 @@ class StandIn:
             for g in self.grants.values():
                 g.revoked = True
 
-    # -- clients, users, sessions ----------------------------------------------------------------
+    # -- clients and users ----------------------------------------------------------------------
 
     def register(self, client):
         self.clients[client.client_id] = client
@@ -521,9 +479,6 @@ class StandIn:
     def allow_redirect_uri(self, uri, client_id=None):
         """Register one more redirect URI (e.g. a test listener's, where the provider matches ports)."""
         self.clients[client_id or self.client_id].redirect_uris.append(uri)
-
-    def user_for(self, req):
-        return self.users.get(self.sessions.get(req.cookies.get(self._cookie, "")))
 
     def check_password(self, username, password):
         user = self.users.get(username)
@@ -611,115 +566,12 @@ class StandIn:
             return secrets.compare_digest(verifier, challenge)
         return False
 
-    # -- browser flow: login, consent, redirect ----------------------------------------------------
-
-    def app_name(self, client):
-        return client.options.get("name", client.client_id)
-
-    def begin_authorization(self, req, areq):
-        """Store a validated authorization request and show the login or consent page."""
-        with self.lock:
-            self.auth_requests[areq.id] = areq
-        consent_url = self.consent_path + "?" + urllib.parse.urlencode({"request": areq.id})
-        user = self.user_for(req)
-        if user is None or areq.params.get("prompt") == "login":
-            return html_response(login_page(self.brand, self.login_path, consent_url))
-        return self._consent_get_for(req, areq, user)
-
-    def _login_post(self, req):
-        next_url = req.form.get("next") or "/"
-        if not next_url.startswith("/"):
-            next_url = "/"  # never an open redirector
-        user = self.check_password(req.form.get("username", ""), req.form.get("password", ""))
-        if user is None:
-            return html_response(login_page(self.brand, self.login_path, next_url,
-                                            "Incorrect username or password.", req.form.get("username", "")))
-        sid = secrets.token_urlsafe(16)
-        with self.lock:
-            self.sessions[sid] = user.username
-        return redirect(next_url, [("Set-Cookie", f"{self._cookie}={sid}; Path=/; HttpOnly; SameSite=Lax")])
-
-    def _pending(self, req):
-        rid = req.query.get("request") or req.form.get("request") or ""
-        with self.lock:
-            return self.auth_requests.get(rid)
-
-    def _consent_get(self, req):
-        areq = self._pending(req)
-        if areq is None:
-            return error_page(self.brand, "invalid_request", "This authorization request is unknown or finished.")
-        user = self.user_for(req)
-        if user is None:
-            return html_response(login_page(self.brand, self.login_path,
-                                            self.consent_path + "?" + urllib.parse.urlencode({"request": areq.id})))
-        return self._consent_get_for(req, areq, user)
-
-    def _consent_get_for(self, req, areq, user):
-        areq.username = user.username
-        if not self.needs_consent(areq, user):
-            return self.finish_authorization(areq, True)
-        areq.consent_shown = True
-        client = self.clients[areq.client_id]
-        return html_response(consent_page(self.brand, self.app_name(client), self.consent_path, areq.id,
-                                          self.consent_scopes(areq)))
-
-    def _consent_post(self, req):
-        areq = self._pending(req)
-        user = self.user_for(req)
-        if areq is None or user is None or areq.username != user.username:
-            return error_page(self.brand, "invalid_request", "This authorization request is unknown or finished.")
-        approved = "allow" in req.form
-        if approved:
-            with self.lock:
-                self.consents.add((user.username, areq.client_id, frozenset(areq.scope)))
-        return self.finish_authorization(areq, approved)
-
-    def consent_scopes(self, areq):
-        return areq.scope
-
-    def needs_consent(self, areq, user):
-        """Default: ask once per (user, client, scopes); prompt=consent asks again."""
-        if areq.params.get("prompt") == "consent":
-            return True
-        return (user.username, areq.client_id, frozenset(areq.scope)) not in self.consents
-
-    def finish_authorization(self, areq, approved):
-        with self.lock:
-            self.auth_requests.pop(areq.id, None)
-        if approved:
-            params = self.authorization_success(areq)
-        else:
-            params = self.authorization_denied(areq)
-        return redirect(add_query(areq.redirect_uri, params))
-
-    def authorization_success(self, areq):
-        """Query parameters of the success redirect; subclasses issue their codes here."""
-        code = self.issue_code(areq)
-        return {"code": code.value, "state": areq.state}
-
-    def authorization_denied(self, areq):
-        return {"error": "access_denied", "error_description": "The user denied the request.",
-                "state": areq.state}
-
-    def issue_code(self, areq, prefix=""):
-        p = areq.params
-        return self.store("code", self.new_value(prefix, 20), areq.client_id, areq.username, areq.scope,
-                          self.code_lifetime,
-                          extra={"redirect_uri": p.get("redirect_uri"), "code_challenge": p.get("code_challenge"),
-                                 "code_challenge_method": p.get("code_challenge_method"),
-                                 "nonce": p.get("nonce"), "consent_shown": areq.consent_shown,
-                                 "params": dict(p), **areq.extra})
-
-    def new_auth_request(self, client, redirect_uri, params, scope):
-        return AuthRequest(secrets.token_urlsafe(12), client.client_id, redirect_uri, scope,
-                           params.get("state"), dict(params))
-
     # -- device grant (RFC 8628) ----------------------------------------------------------------------
 
     def start_device(self, client_id, scope, user_code=None, device_code=None):
         code = user_code or self.new_user_code()
-        d = DeviceGrant(device_code or self.new_value("", 30), code, client_id, list(scope), self.now() + self.device_lifetime,
-                        self.device_interval)
+        d = DeviceGrant(device_code or self.new_value("", 30), code, client_id, list(scope),
+                        self.now() + self.device_lifetime, self.device_interval)
         with self.lock:
             self.device_grants[d.device_code] = d
         return d
@@ -772,84 +624,3 @@ class StandIn:
                 d.interval += 5  # RFC 8628 §3.5: the interval grows by 5 seconds
                 return "slow_down", d
             return "pending", d
-
-    def verification_uri(self):
-        return self.url(self.ui_server) + self.device_path
-
-    def _device_page(self, req):
-        user = self.user_for(req)
-        here = self.device_path + ("?" + urllib.parse.urlencode(req.query) if req.query else "")
-        if user is None:
-            return html_response(login_page(self.brand, self.login_path, here))
-        return html_response(self._user_code_form(req.query.get("user_code", "")))
-
-    def _user_code_form(self, prefill, error=None):
-        err = f'<ul class="errorlist"><li>{html.escape(error)}</li></ul>' if error else ""
-        return page(f"Device activation | {self.brand}", f"""<h1>Enter the code displayed on your device</h1>
-<form method="post" action="{html.escape(self.device_path)}">{err}
-<p><label for="id_user_code">Code</label>
-<input type="text" name="user_code" id="id_user_code" value="{html.escape(prefill)}" required></p>
-<button type="submit">Verify</button>
-</form>""")
-
-    def _device_post(self, req):
-        user = self.user_for(req)
-        if user is None:
-            return html_response(login_page(self.brand, self.login_path, self.device_path))
-        d = self.device_by_user_code(req.form.get("user_code", ""))
-        action = req.form.get("action")
-        if d is None:
-            return html_response(self._user_code_form(req.form.get("user_code", ""), "Incorrect user code"))
-        if d.expires_at <= self.now():
-            return html_response(self._user_code_form(d.user_code, "Expired user code"))
-        if d.status != "pending":
-            return html_response(self._user_code_form(d.user_code, "User code has already been used"))
-        if action in ("accept", "deny"):
-            with self.lock:
-                d.status = "approved" if action == "accept" else "denied"
-                d.username = user.username
-            self.device_decided(d)
-            return redirect(f"{self.device_path}/device-grant-status/{d.user_code}")
-        client = self.clients.get(d.client_id)
-        name = self.app_name(client) if client else d.client_id
-        scopes = "".join(f"<li>{html.escape(s)}</li>" for s in d.scope) or "<li>(no scopes)</li>"
-        return html_response(page(f"Authorize {name} | {self.brand}", f"""<h1>{html.escape(name)} requests access to the following scopes:</h1>
-<ul>{scopes}</ul>
-<form method="post" action="{html.escape(self.device_path)}">
-<input type="hidden" name="user_code" value="{html.escape(d.user_code)}">
-<button type="submit" name="action" value="accept">Accept</button>
-<button type="submit" name="action" value="deny">Deny</button>
-</form>"""))
-
-    def device_decided(self, d):
-        """Hook: a device grant was just approved or denied in the browser."""
-
-    def _device_status_page(self, req, user_code):
-        d = self.device_by_user_code(user_code)
-        if d is None:
-            return error_page(self.brand, "not_found", "Unknown device code.", 404)
-        status = "Authorized" if d.status in ("approved", "used") else "Denied" if d.status == "denied" else "Pending"
-        return html_response(page(f"Device {status} | {self.brand}", f"<h1>Device {status}</h1>"))
-
-
-def redirect_matches(registered, requested, *, any_loopback_port=True, path_rule="exact",
-                     loopback_hosts=("127.0.0.1", "localhost", "[::1]")):
-    """Does `requested` match the registered redirect URI?
-
-    path_rule "exact" compares paths literally (a trailing slash counts); "subdirectory" also
-    accepts paths below the registered one (GitHub OAuth apps). With any_loopback_port the port of
-    an http loopback URI is ignored (RFC 8252 §7.3); the host must still be the same literal."""
-    try:
-        reg, req = urllib.parse.urlsplit(registered), urllib.parse.urlsplit(requested)
-        reg_port, req_port = reg.port, req.port
-    except ValueError:
-        return False
-    if reg.scheme != req.scheme or reg.hostname != req.hostname or reg.query != req.query or req.fragment:
-        return False
-    loopback = reg.scheme == "http" and reg.netloc.rsplit(":", 1)[0].lower() in loopback_hosts
-    if not (loopback and any_loopback_port) and reg_port != req_port:
-        return False
-    if path_rule == "subdirectory":
-        base = reg.path.rstrip("/")
-        return req.path == reg.path or req.path.startswith(base + "/")
-    return req.path == reg.path
