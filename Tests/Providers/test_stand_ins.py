@@ -197,6 +197,19 @@ def test_github_device_flow():
             "expired_token"
 
 
+def test_github_app_device_tokens_refresh_without_the_secret():
+    with gh.GitHub(mode="github-app") as hub:
+        accept = {"Accept": "application/json"}
+        d = HTTP.post(hub.base_url + "/login/device/code", headers=accept, data={"client_id": hub.client_id}).json()
+        FormBrowser(hub).device(d["verification_uri"], d["user_code"])
+        t = HTTP.post(hub.token_url, headers=accept, data={"client_id": hub.client_id, "grant_type": DEVICE,
+                                                           "device_code": d["device_code"]}).json()
+        assert t["expires_in"] == 28800
+        r = HTTP.post(hub.token_url, headers=accept, data={"client_id": hub.client_id, "grant_type": "refresh_token",
+                                                           "refresh_token": t["refresh_token"]})
+        assert "access_token" in r.json()  # "Required unless the user access token was generated using the device flow"
+
+
 def test_github_revocation_is_delete_applications_token():
     with gh.GitHub() as hub, CallbackListener() as cb:
         code = github_code(hub, cb).query["code"]
@@ -400,6 +413,11 @@ def test_google_discovery_points_at_other_hosts():
         assert md["token_endpoint"] == g.url("oauth2") + "/token" != g.base_url + "/token"
         assert md["userinfo_endpoint"] == g.url("apis") + "/v1/userinfo"
         assert md["device_authorization_endpoint"] == g.url("oauth2") + "/device/code"
+        for redirect_uri, error in (("urn:ietf:wg:oauth:2.0:oob", "invalid_request"),
+                                    ("https://example.com/cb", "redirect_uri_mismatch")):
+            out = FormBrowser(g).authorize(link(md["authorization_endpoint"], client_id=g.client_id,
+                                                redirect_uri=redirect_uri, response_type="code", scope="openid"))
+            assert not out.redirected and f"Error: {error}" in out.page
 
 
 def test_google_desktop_client_needs_its_secret_at_exchange_and_refresh():
@@ -513,6 +531,10 @@ def test_gitlab_pkce_public_client_rotating_refresh_and_apis():
         r = HTTP.post(lab.endpoint("revoke"), data={"client_id": gl.PUBLIC_ID, "token": t2["access_token"]})
         assert r.status_code == 200 and r.json() == {}
         assert HTTP.get(lab.endpoint("userinfo"), headers=bearer(t2["access_token"])).status_code == 401
+        lab.expire_refresh_tokens()
+        r = HTTP.post(lab.endpoint("token"), data={"grant_type": "refresh_token", "client_id": gl.PUBLIC_ID,
+                                                   "refresh_token": t2["refresh_token"]})
+        assert r.status_code == 400 and r.json()["error"] == "invalid_grant"
 
 
 def test_gitlab_confidential_client_needs_its_secret():
@@ -694,6 +716,9 @@ def test_keycloak_realm_paths_and_rfc9207_by_version():
         assert "authorization_response_iss_parameter_supported" not in HTTP.get(k.discovery_url).json()
         out, _ = keycloak_tokens(k, cb)
         assert "iss" not in out.query
+        out = FormBrowser(k).authorize(link(k.endpoint("authorize"), client_id=k.client_id, response_type="code",
+                                            redirect_uri=cb.url("/cb", host="localhost"), scope="openid"))
+        assert not out.redirected and "Invalid parameter: redirect_uri" in out.page
     with kc.Keycloak(version=16) as k:
         assert HTTP.get(k.discovery_url).json()["issuer"] == k.base_url + "/auth/realms/sfauth"
 
@@ -747,6 +772,9 @@ def test_cognito_issuer_host_differs_from_the_domain():
         assert md["token_endpoint"] == c.domain_url + "/oauth2/token" and md["userinfo_endpoint"].endswith("/oauth2/userInfo")
         assert HTTP.get(c.domain_url + "/.well-known/openid-configuration").status_code == 404
         assert c.last("/login", server="domain") is not None  # the hosted UI is on the domain
+        out = FormBrowser(c).authorize(link(md["authorization_endpoint"], client_id=c.client_id, response_type="code",
+                                            redirect_uri="http://localhost:9/callback", scope="openid"))
+        assert not out.redirected and out.status == 400  # only the registered port
 
 
 def test_cognito_access_tokens_have_no_aud():
