@@ -33,7 +33,8 @@ text in "error".
 Result: {"ok", "action", "url", "final_url", "title", "page_text", "forged_status", "forged_body",
 "device_status", "http_status", "server", "error", "seconds", "steps"}; device_status: "authorized" |
 "denied" | null (the device grant's final page); http_status: the status of the last server page
-when it was an HTTP error, else null; server: "glewlwyd" once one of its pages was seen, else null.
+when it was an HTTP error, else null; server: "glewlwyd" or "nanoidp" once one of its pages was
+seen, else null.
 Exit status 0 when ok.
 
 Glewlwyd (the second test server, scripts/second-server; its pages are a single-page web app titled
@@ -46,7 +47,17 @@ the code is typed from SFAUTH_TEST_DEVICE_USER_CODE (Glewlwyd asks for it before
 refused code ends with ok=false and "user code refused: ..." ("Invalid code, please retry" when signed
 in; "scope parameter is missing; Invalid login URL" before). An authorization endpoint that answers an HTTP error with no page of its own
 (Glewlwyd's 403 for an unregistered redirect URI) ends with ok=false, "http_status" set and
-error "the server answered HTTP <status> ...".
+error "the server answered HTTP <status> ...". One that answers JSON (NanoIDP's 400
+{"error": ...} for an unregistered redirect URI) ends the same way, with the JSON in "error".
+
+NanoIDP (the third test server, scripts/third-server; page titles "... - NanoIDP"): the sign-in form
+is filled the same way, and NanoIDP then redirects at once -- it has no consent page, so `deny` ends on
+the sign-in page with ok=false and error "deny is not supported: ..." (nothing is submitted). Its
+device page is one form (user code, username, password, "Authorize Device" / "Deny"): the code is
+typed from SFAUTH_TEST_DEVICE_USER_CODE when set (else the one the verification_uri_complete
+prefilled), the form filled and the button of the action clicked; "Device authorized" / "Device
+authorization denied" give device_status "authorized" / "denied". A refused sign-in or user code is
+an alert on the same page: ok=false, "login rejected: ..." or "user code refused: ...".
 
 From Python (a pytest): Tests/Browser/drive.py runs this in a subprocess and returns the result.
 """
@@ -310,6 +321,24 @@ def run(result, url, action, profile_dir, holder):
         except WebDriverException:
             return False
 
+    def is_nanoidp():
+        """NanoIDP's own pages (the third test server): "Authorize - NanoIDP", "Device Authorization -
+        NanoIDP"."""
+        try:
+            return (driver.title or "").endswith("- NanoIDP")
+        except WebDriverException:
+            return False
+
+    def json_error_body():
+        """The text of a JSON document (an endpoint's error answer shown as it is), else None."""
+        try:
+            return driver.execute_script(
+                "return /json/i.test(document.contentType || '') && document.body ?"
+                " document.body.innerText : null;"
+            )
+        except WebDriverException:
+            return None
+
     def on_target(current):
         if current.startswith("chrome-error://"):
             return False
@@ -375,6 +404,62 @@ def run(result, url, action, profile_dir, holder):
                 text = (bodies[0].text if bodies else toast.text).strip()
                 finish(False, "login rejected: " + " ".join(text.split()))
                 break
+            elif is_nanoidp() and (first(".decision-authorized") or first(".decision-denied")):
+                # NanoIDP's device page after the decision: "Device authorized" / "... denied".
+                result.data["server"] = "nanoidp"
+                status = "authorized" if first(".decision-authorized") else "denied"
+                result.data["device_status"] = status
+                heading = first(".decision-message h5")
+                result.step(f"nanoidp device page: {heading.text.strip() if heading else status}")
+                wanted = {"approve": "authorized", "deny": "denied"}.get(action)
+                finish(status == wanted, None if status == wanted else f"device grant ended as {status!r}")
+                break
+            elif is_nanoidp() and logged_in and displayed(".alert-danger"):
+                # NanoIDP renders a refused sign-in or user code on the same page, in an alert.
+                result.data["server"] = "nanoidp"
+                text = " ".join(displayed(".alert-danger")[0].text.split())
+                refused = "user code refused: " if "code" in text.lower() else "login rejected: "
+                result.step(f"nanoidp refused: {text}")
+                finish(False, refused + text)
+                break
+            elif (is_nanoidp() and first("form input[name=user_code]") is not None
+                  and first("input[name=password]") is not None):
+                # NanoIDP's device page: the user code, the username and the password in one form,
+                # with "Authorize Device" and "Deny" buttons.
+                result.data["server"] = "nanoidp"
+                if logged_in:
+                    pass  # submitted; navigation pending
+                elif action == "login-only":
+                    result.step("nanoidp device page reached (login-only: stopping)")
+                    finish(True)
+                    break
+                else:
+                    field = first("form input[name=user_code]")
+                    if typed_user_code:
+                        field.clear()
+                        field.send_keys(typed_user_code)
+                    code = field.get_attribute("value")
+                    if not code:
+                        finish(False, "the user-code page asks for a code: set SFAUTH_TEST_DEVICE_USER_CODE")
+                        break
+                    user_field = first("input[name=username]")
+                    if user_field is not None:
+                        user_field.clear()
+                        user_field.send_keys(username)
+                    pass_field = first("input[name=password]")
+                    pass_field.clear()
+                    pass_field.send_keys(password)
+                    value = "authorize" if action == "approve" else "deny"
+                    result.step(f"nanoidp device page: code {code}, signing in as {username}, clicking {value!r}")
+                    first(f"form button[name=action][value={value}]").click()
+                    logged_in = user_code_submitted = device_decided = True
+                    login_url = current
+            elif is_nanoidp() and action == "deny" and not logged_in and first("input[name=password]") is not None:
+                # NanoIDP asks no consent: it redirects with a code as soon as the user has signed in.
+                result.data["server"] = "nanoidp"
+                result.step("nanoidp sign-in page: it has no deny button")
+                finish(False, "deny is not supported: NanoIDP's sign-in page has no deny button (no consent step)")
+                break
             elif first("input[name=password]") is not None and first("input[name=username]") is not None:
                 if logged_in:
                     pass  # still on the login page (submitted; navigation pending)
@@ -388,7 +473,9 @@ def run(result, url, action, profile_dir, holder):
                     submit = first(
                         "form button[type=submit], form input[type=submit], form button:not([type])"
                     )
-                    result.step(f"login form: signing in as {username}")
+                    if is_nanoidp():
+                        result.data["server"] = "nanoidp"
+                    result.step(f"login form: signing in as {username}" + (" (nanoidp)" if is_nanoidp() else ""))
                     if submit is not None:
                         submit.click()
                     else:
@@ -538,6 +625,15 @@ def run(result, url, action, profile_dir, holder):
                 result.data["http_status"] = status
                 result.step(f"the server answered HTTP {status} with no page")
                 finish(False, f"the server answered HTTP {status} with no page (at {current})")
+                break
+            elif (http_status() or 0) >= 400 and json_error_body() is not None:
+                # An HTTP error answered as JSON, shown by the browser as it is (NanoIDP: 400
+                # {"error": "invalid_request", ...} for a redirect URI that is not registered).
+                status = http_status()
+                body = " ".join((json_error_body() or "").split())[:300]
+                result.data["http_status"] = status
+                result.step(f"the server answered HTTP {status} with JSON: {body}")
+                finish(False, f"the server answered HTTP {status}: {body} (at {current})")
                 break
         except WebDriverException as e:
             # Stale elements while the page navigates, a slow load: look again.
