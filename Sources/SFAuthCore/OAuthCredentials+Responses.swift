@@ -38,6 +38,8 @@ extension OAuthCredentials {
         self.organizationId = salesforce?.organizationId
         self.obtainedBy = obtainedBy
         self.clientSecretBinding = client.clientSecret.map { ClientSecretBinding(secret: $0) }
+        // The secret travels with the refresh token, which cannot be used without it.
+        if obtainedBy != .clientCredentials, response.refreshToken != nil { self.clientSecret = client.clientSecret }
         // Until the ID token is validated (the coordinator does), its claims only name the account.
         name(after: response.idToken.flatMap(IDTokenClaims.init(unverifiedToken:)), grantUsername: username)
     }

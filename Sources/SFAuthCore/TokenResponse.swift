@@ -43,9 +43,15 @@ package struct TokenResponse: Sendable, Equatable {
 
     /// Interprets the token endpoint's HTTP response: a token response, an RFC 6749 §5.2 error, or
     /// something unusable, each turned into the matching value or `OAuthError`.
+    ///
+    /// Two answers that are not RFC 6749's are read as what they mean, from any server: an error
+    /// member in a `200` answer is that error (GitHub answers every token-endpoint error with `200`:
+    /// `bad_verification_code`, `authorization_pending`, `bad_refresh_token`…), and a form-encoded
+    /// answer is read like a JSON object of strings (GitHub without `Accept: application/json`,
+    /// which sfauth sends, but a proxy or an older server may not honour).
     package static func decode(_ response: HTTPResponse, endpoint: String) throws(OAuthError) -> TokenResponse {
-        let json = JSONValue.parse(response.body)
-        if (200..<300).contains(response.status) {
+        let json = JSONValue.parse(response.body) ?? formFields(response)
+        if (200..<300).contains(response.status), serverError(in: response, json: json) == nil {
             guard let json, case .object = json else {
                 throw .invalidServerResponse(
                     "the token endpoint \(endpoint) answered HTTP \(response.status) with \(describe(response)) instead of a JSON object")
@@ -118,6 +124,14 @@ package struct TokenResponse: Sendable, Equatable {
             signature: json["signature"]?.stringValue)
     }
 
+    /// A form-encoded body (`access_token=…&token_type=bearer`) as an object of strings; `nil` for
+    /// any other body.
+    static func formFields(_ response: HTTPResponse) -> JSONValue? {
+        guard response.mediaType == "application/x-www-form-urlencoded", let pairs = FormURLEncoding.parse(Substring(response.bodyText))
+        else { return nil }
+        return .object(Dictionary(pairs.map { ($0.name, JSONValue.string($0.value)) }, uniquingKeysWith: { _, last in last }))
+    }
+
     /// The non-empty `refresh_token` of a token response object.
     static func refreshToken(in json: JSONValue) -> String? {
         json["refresh_token"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
@@ -127,7 +141,7 @@ package struct TokenResponse: Sendable, Equatable {
     /// checked: a server that rotates refresh tokens has already retired the old one when it
     /// answers, so the new one must be kept even when the rest of the answer is unusable.
     package static func rotatedRefreshToken(in response: HTTPResponse) -> String? {
-        guard (200..<300).contains(response.status), let json = JSONValue.parse(response.body),
+        guard (200..<300).contains(response.status), let json = JSONValue.parse(response.body) ?? formFields(response),
             let token = refreshToken(in: json), isTokenText(token)
         else { return nil }
         return token

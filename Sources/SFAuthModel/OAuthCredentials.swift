@@ -64,6 +64,13 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     /// How the account was signed in, to sign it in again the same way (`nil` in records written
     /// before sfauth kept it: see `signInRecipe`).
     public var recipe: SignInRecipe?
+    /// The client secret the account signed in with, kept for its renewals: a confidential client's
+    /// refresh must carry it (RFC 6749 §6 with §2.3.1) — Google's Desktop clients and GitHub Apps
+    /// among them. Kept where the refresh token is kept: in this record (0600) with it, or in the
+    /// keyring with it, and then `nil` here (`CredentialStore.clientSecret(of:)` reads it from
+    /// wherever it is). `nil` for a public client, and for client-credentials accounts, whose secret
+    /// is the credential itself and comes from outside on each renewal.
+    public var clientSecret: String?
 
     /// When the access token should be treated as expired: `expiresAt` when the server said
     /// (`expires_in`), otherwise `issuedAt + assumedLifetime`. Salesforce never says; its sessions

@@ -17,6 +17,14 @@ public struct OAuthServerError: Sendable, Equatable, Codable {
         self.httpStatus = httpStatus
     }
 
+    /// Whether the error says the grant itself — the refresh token or the code — is no longer good,
+    /// so only a new sign-in helps: RFC 6749 §5.2's `invalid_grant`, or GitHub's own names for it
+    /// (`bad_refresh_token`, `bad_verification_code`; docs.github.com, "Troubleshooting OAuth app
+    /// access token request errors").
+    public var rejectsTheGrant: Bool {
+        ["invalid_grant", "bad_refresh_token", "bad_verification_code"].contains(code)
+    }
+
     /// `code: description` or just `code`, for people: safe for a terminal (control and bidi
     /// characters escaped, see `TerminalText`) and at most a few hundred characters.
     public var summary: String {

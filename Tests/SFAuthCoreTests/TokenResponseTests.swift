@@ -82,6 +82,45 @@ import Testing
         }
     }
 
+    /// GitHub answers token-endpoint errors with HTTP 200 (docs.github.com, "Troubleshooting OAuth
+    /// app access token request errors"; the device flow's `authorization_pending` too): an error
+    /// member makes any answer an error, in JSON and in form encoding.
+    @Test(arguments: [
+        (
+            #"{"error":"bad_verification_code","error_description":"The code passed is incorrect or expired.","error_uri":"https://docs.github.com/x"}"#,
+            "application/json"
+        ),
+        (
+            "error=bad_verification_code&error_description=The+code+passed+is+incorrect+or+expired.&error_uri=https%3A%2F%2Fdocs.github.com%2Fx",
+            "application/x-www-form-urlencoded"
+        ),
+    ])
+    func anErrorMemberInA200AnswerIsThatError(body: String, type: String) {
+        #expect(
+            throws: OAuthError.tokenRequestRejected(
+                OAuthServerError(
+                    code: "bad_verification_code", description: "The code passed is incorrect or expired.",
+                    uri: "https://docs.github.com/x", httpStatus: 200))
+        ) { try TokenResponse.decode(response(200, body, type: type), endpoint: endpoint) }
+    }
+
+    @Test func aFormEncodedAnswerIsReadLikeJSON() throws {
+        // GitHub without `Accept: application/json`: form-encoded, every value a string.
+        let body =
+            "access_token=gho_16C7e42F292c6912E7710c838347Ae178B4a&expires_in=28800&refresh_token=ghr_1B4a&refresh_token_expires_in=15897600&scope=&token_type=bearer"
+        let token = try TokenResponse.decode(response(200, body, type: "application/x-www-form-urlencoded"), endpoint: endpoint)
+        #expect(token.accessToken == "gho_16C7e42F292c6912E7710c838347Ae178B4a")
+        #expect(token.expiresIn == 28800)
+        #expect(token.refreshToken == "ghr_1B4a")
+        #expect(TokenResponse.rotatedRefreshToken(in: response(200, body, type: "application/x-www-form-urlencoded")) == "ghr_1B4a")
+    }
+
+    @Test(arguments: ["invalid_grant", "bad_refresh_token", "bad_verification_code"])
+    func grantRejectionsByAnyName(code: String) {
+        #expect(OAuthServerError(code: code).rejectsTheGrant)
+        #expect(!OAuthServerError(code: "invalid_client").rejectsTheGrant)
+    }
+
     @Test func htmlErrorPageIsDescribedByTitle() {
         let error = #expect(throws: OAuthError.self) {
             try TokenResponse.decode(

@@ -70,10 +70,12 @@ public struct TokenRevoker: Sendable {
                 })
         }
 
-        // The secret goes only with the account it was signed in with (never to another client's server).
+        // The secret kept with the account, else the one given when it is the one the account signed
+        // in with (never another client's secret to this server).
+        let kept = (try? store?.clientSecret(of: credentials)) ?? credentials.clientSecret
         let client = ClientConfiguration(
             clientId: credentials.clientId,
-            clientSecret: clientSecret.flatMap { credentials.accepts(clientSecret: $0) ? $0 : nil })
+            clientSecret: kept ?? clientSecret.flatMap { credentials.accepts(clientSecret: $0) ? $0 : nil })
         var entries: [RevocationReport.Entry] = []
         var serverAnswered = true
         for hint in hints {

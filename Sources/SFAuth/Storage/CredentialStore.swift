@@ -31,9 +31,16 @@ public protocol CredentialStore: Sendable {
     func lock(account identifier: String) async throws(OAuthError) -> AccountLock
     /// The refresh token of `credentials`, wherever the store keeps it (the record or the keyring).
     func refreshToken(of credentials: OAuthCredentials) throws(OAuthError) -> String?
+    /// The client secret `credentials` renew with, wherever the store keeps it (beside the refresh
+    /// token); `nil` when the account keeps none. The default: the record's.
+    func clientSecret(of credentials: OAuthCredentials) throws(OAuthError) -> String?
 }
 
 extension CredentialStore {
+    public func clientSecret(of credentials: OAuthCredentials) throws(OAuthError) -> String? {
+        credentials.clientSecret
+    }
+
     /// Stores `credentials` only over an account that is still stored: a refresh that finishes after
     /// the account was logged out must not bring it back (with a live refresh token nobody revokes).
     /// Call it holding the account's lock (`lock(account:)`), which `logout` takes too.

@@ -30,6 +30,9 @@ public struct FileCredentialStore: CredentialStore {
 
     /// The `kind` under which refresh tokens are kept in the secret store.
     static let refreshTokenKind = "refresh_token"
+    /// The `kind` under which the client secret of an account that keeps its refresh token in the
+    /// secret store is kept there too.
+    static let clientSecretKind = "client_secret"
 
     /// Uses `directory`, which is created (0700) on the first write.
     ///
@@ -121,9 +124,13 @@ public struct FileCredentialStore: CredentialStore {
                         remedy: .allowKeyringStorage))
             }
             try secretStore.setSecret(refreshToken, account: kept.identifier, kind: Self.refreshTokenKind)
+            if let clientSecret = kept.clientSecret {
+                try secretStore.setSecret(clientSecret, account: kept.identifier, kind: Self.clientSecretKind)
+            }
             kept.refreshTokenInSecretStore = true
             credentials = kept
             credentials.refreshToken = nil
+            credentials.clientSecret = nil
         } else if kept.refreshToken != nil {
             // Placed in the file for good: later saves through a keyring-preferring store keep it here.
             kept.refreshTokenInSecretStore = false
@@ -147,6 +154,9 @@ public struct FileCredentialStore: CredentialStore {
             // Deleting only the file would leave a live refresh token in the keyring, unreachable.
             guard let secretStore else { throw Self.keyringNotInUse(credentials) }
             try secretStore.deleteSecret(account: identifier, kind: Self.refreshTokenKind)
+            if credentials.clientSecretBinding != nil {
+                try secretStore.deleteSecret(account: identifier, kind: Self.clientSecretKind)
+            }
         }
         try removeFile(of: identifier, in: files.store)
     }
@@ -265,6 +275,14 @@ public struct FileCredentialStore: CredentialStore {
                 Problem("The refresh token of \(credentials.displayLabel) is missing from \(secretStore.displayName).", remedy: .signIn(credentials)))
         }
         return token
+    }
+
+    /// The client secret of `credentials`: from the record, or from the secret store beside a refresh
+    /// token kept there (looked up only for an account that signed in with a secret).
+    public func clientSecret(of credentials: OAuthCredentials) throws(OAuthError) -> String? {
+        if let kept = credentials.clientSecret { return kept }
+        guard credentials.refreshTokenPlace == .secretStore, credentials.clientSecretBinding != nil, let secretStore else { return nil }
+        return try secretStore.secret(account: credentials.identifier, kind: Self.clientSecretKind)
     }
 
     // MARK: - File format

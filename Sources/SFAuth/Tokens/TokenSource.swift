@@ -170,7 +170,7 @@ public struct TokenSource: Sendable {
         if let refreshToken = usedRefreshToken {
             request = TokenRequest.refresh(
                 refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint,
-                client: ClientConfiguration(clientId: credentials.clientId))
+                client: ClientConfiguration(clientId: credentials.clientId, clientSecret: try renewalSecret(of: credentials)))
         } else if let renewal = credentials.jwtBearerRenewal {
             request = try await Self.renewalRequest(renewal, for: credentials, now: clock.now())
         } else if credentials.obtainedBy == .clientCredentials, let secret = options.clientSecret, credentials.accepts(clientSecret: secret) {
@@ -194,7 +194,7 @@ public struct TokenSource: Sendable {
         let response: TokenResponse
         do {
             response = try TokenResponse.decode(Self.readingEmptyRefusal(httpResponse, to: request), endpoint: credentials.server.tokenEndpoint)
-        } catch .tokenRequestRejected(let error) where error.code == "invalid_grant" {
+        } catch .tokenRequestRejected(let error) where error.rejectsTheGrant {
             if error.description?.contains("already being processed") == true {
                 // Salesforce: a refresh with this token is running elsewhere (another machine). Not our token's fault.
                 throw .invalidServerResponse(
@@ -220,6 +220,17 @@ public struct TokenSource: Sendable {
         }
         try store.update(refreshed)
         return refreshed
+    }
+
+    /// The client secret a refresh of `credentials` carries: the one kept with the account, else the
+    /// one given in `options` when the account signed in with that very secret (its binding); `nil`
+    /// for a public client. A secret bound to another client never goes to this account's server.
+    private func renewalSecret(of credentials: OAuthCredentials) throws(OAuthError) -> String? {
+        if let kept = try store.clientSecret(of: credentials) { return kept }
+        guard credentials.clientSecretBinding != nil, let given = options.clientSecret, credentials.accepts(clientSecret: given) else {
+            return nil
+        }
+        return given
     }
 
     /// Some servers refuse a refresh token with a bare `400` and no body (Glewlwyd, for a retired or

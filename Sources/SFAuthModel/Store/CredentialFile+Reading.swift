@@ -42,6 +42,7 @@ extension CredentialFile {
         credentials.clientSecretBinding = try record.optionalObject("clientSecretBinding").map { object throws(Unreadable) in
             ClientSecretBinding(salt: try object.string("salt"), digest: try object.string("digest"))
         }
+        credentials.clientSecret = try record.optionalString("clientSecret")
         credentials.recipe = try record.optionalObject("recipe").map(readRecipe)
         return credentials
     }
