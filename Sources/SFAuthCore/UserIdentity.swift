@@ -49,6 +49,9 @@ package struct UserIdentity: Sendable, Equatable, Codable {
             self.init(
                 userId: string("sub"), username: string("preferred_username"), displayName: name,
                 email: string("email"))
+        case .github:
+            // docs.github.com, REST "Get the authenticated user": `login`, a numeric `id`, no `sub`.
+            self.init(userId: string("id"), username: string("login"), displayName: name, email: string("email"))
         case .salesforce:
             let ids = (string("id") ?? string("sub")).flatMap(Salesforce.identity(fromIdentityURL:))
             self.init(
@@ -90,7 +93,7 @@ package struct UserIdentity: Sendable, Equatable, Codable {
     ///   - `OAuthError.invalidServerResponse` for anything else: 5xx, 404, an HTML page, a body that
     ///     is not a JSON object, or an object that names no user.
     package static func decode(_ response: HTTPResponse, flavor: AuthorizationServer.Flavor) throws(OAuthError) -> UserIdentity {
-        let source = flavor == .salesforce ? "Salesforce's identity service" : "the userinfo endpoint"
+        let source = flavor == .salesforce ? "Salesforce's identity service" : flavor == .github ? "GitHub's user API" : "the userinfo endpoint"
         if (200..<300).contains(response.status) {
             guard let json = JSONValue.parse(response.body), case .object = json else {
                 throw .invalidServerResponse(
@@ -98,7 +101,8 @@ package struct UserIdentity: Sendable, Equatable, Codable {
             }
             let identity = UserIdentity(json: json, flavor: flavor)
             guard identity.userId != nil else {
-                throw .invalidServerResponse("\(source) answered without naming the user (no \(flavor == .salesforce ? "user_id" : "sub"))")
+                let member = flavor == .salesforce ? "user_id" : flavor == .github ? "id" : "sub"
+                throw .invalidServerResponse("\(source) answered without naming the user (no \(member))")
             }
             return identity
         }

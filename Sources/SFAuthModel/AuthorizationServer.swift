@@ -30,6 +30,11 @@ public struct AuthorizationServer: Sendable, Equatable, Codable {
         case standard
         /// Salesforce: `instance_url`, `id`, `issued_at`, `signature` in token responses, no `expires_in`.
         case salesforce
+        /// GitHub (github.com or Enterprise Server): OAuth 2.0 without OpenID Connect. Who signed in
+        /// comes from the REST API's `GET /user` (`login`, `id`); a token answered without
+        /// `expires_in` never expires (OAuth apps); revocation is the REST API's
+        /// `DELETE /applications/{client_id}/token` with the app's client secret. (`GitHub` in SFAuthCore.)
+        case github
     }
 
     /// Creates a server description from explicit endpoints.

@@ -72,12 +72,19 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     /// is the credential itself and comes from outside on each renewal.
     public var clientSecret: String?
 
+    /// Whether an access token issued without `expires_in` lasts until it is revoked — GitHub's
+    /// OAuth-app tokens do ("OAuth app tokens do not expire"; docs.github.com, "Token expiration
+    /// and revocation") — rather than for the assumed lifetime; a `401` from an API is then the
+    /// signal that it ended.
+    public var tokensWithoutExpiryNeverExpire: Bool { server.flavor == .github }
+
     /// When the access token should be treated as expired: `expiresAt` when the server said
     /// (`expires_in`), otherwise `issuedAt + assumedLifetime`. Salesforce never says; its sessions
     /// last the org's session timeout (2 hours by default) counted from the last use, so
     /// `issuedAt + timeout` is a lower bound of the real expiry.
     public func expiry(assumedLifetime: TimeInterval) -> Date {
-        expiresAt ?? issuedAt.addingTimeInterval(assumedLifetime)
+        if expiresAt == nil && tokensWithoutExpiryNeverExpire { return .distantFuture }
+        return expiresAt ?? issuedAt.addingTimeInterval(assumedLifetime)
     }
 
     /// Whether the access token expires within `leeway` seconds of `now` (see `expiry(assumedLifetime:)`).

@@ -18,7 +18,7 @@ import Testing
 
     @Test("the presets are the library's, each a layer of its own source")
     func presetsAreTheLibrarysValues() throws {
-        #expect(Preset.names == ["oidc", "salesforce", "salesforce-mydomain", "salesforce-sandbox"])
+        #expect(Preset.names == ["github", "oidc", "salesforce", "salesforce-mydomain", "salesforce-sandbox"])
         for name in Preset.names {
             let preset = try #require(Preset.named(name))
             #expect(preset.provider == ProviderPreset.named(name))
@@ -31,6 +31,8 @@ import Testing
         #expect(Preset.named("oidc")?.requires == [.issuer, .clientId])
         #expect(Preset.named("salesforce")?.namesServer == true)
         #expect(Preset.named("oidc")?.namesServer == false)
+        #expect(Preset.named("github")?.requires == [.clientId])
+        #expect(Preset.named("github")?.namesServer == true)
     }
 
     @Test("an embedder gets the same server and client from the library's preset")
@@ -38,6 +40,8 @@ import Testing
         #expect(ProviderPreset.salesforce.server() == Salesforce.server(loginHost: Salesforce.productionLoginHost))
         #expect(ProviderPreset.salesforceSandbox.server() == Salesforce.server(loginHost: Salesforce.sandboxLoginHost))
         #expect(ProviderPreset.salesforceMyDomain.server() == nil)
+        #expect(ProviderPreset.github.server() == (try? GitHub.server()))
+        #expect(ProviderPreset.github.server(host: "ghe.example.com")?.userinfoEndpoint == "https://ghe.example.com/api/v3/user")
         #expect(
             ProviderPreset.salesforceMyDomain.server(instanceURL: "https://acme.my.salesforce.com")
                 == Salesforce.server(loginHost: "https://acme.my.salesforce.com"))

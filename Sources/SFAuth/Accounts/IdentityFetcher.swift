@@ -37,7 +37,7 @@ package struct IdentityFetcher: Sendable {
         let endpoint: String? =
             switch flavor {
             case .salesforce: credentials.identityURL ?? credentials.server.userinfoEndpoint
-            case .standard: credentials.server.userinfoEndpoint
+            case .standard, .github: credentials.server.userinfoEndpoint
             }
         guard let endpoint else {
             let server = credentials.server.issuer ?? credentials.server.tokenEndpoint

@@ -76,6 +76,9 @@ public struct TokenRevoker: Sendable {
         let client = ClientConfiguration(
             clientId: credentials.clientId,
             clientSecret: kept ?? clientSecret.flatMap { credentials.accepts(clientSecret: $0) ? $0 : nil })
+        if credentials.server.flavor == .github {
+            return RevocationReport(endpoint: endpoint, entries: [await revokeAtGitHub(credentials, endpoint: endpoint, client: client)])
+        }
         var entries: [RevocationReport.Entry] = []
         var serverAnswered = true
         for hint in hints {
@@ -124,6 +127,35 @@ public struct TokenRevoker: Sendable {
             return .success(nil)
         } catch {
             return .failure(error)
+        }
+    }
+
+    /// GitHub's revocation (`GitHub.revocationRequest`): the access token, which GitHub revokes with
+    /// its grant; only with the app's client secret, which an account keeps when it signed in with
+    /// one (without it, GitHub cannot be asked: the entry says where to revoke by hand).
+    private func revokeAtGitHub(
+        _ credentials: OAuthCredentials, endpoint: String, client: ClientConfiguration
+    ) async -> RevocationReport.Entry {
+        guard let secret = client.clientSecret else {
+            return .init(
+                token: .accessToken,
+                status: .failed(
+                    .configuration(
+                        Problem(
+                            "GitHub revokes a token only for the app's own client secret, which \(credentials.displayLabel) does not keep; "
+                                + "revoke it at \(GitHub.applicationsPage(of: credentials.server)) (or give the secret in the environment)"))))
+        }
+        let request = GitHub.revocationRequest(
+            accessToken: credentials.accessToken, endpoint: endpoint, clientId: credentials.clientId, clientSecret: secret)
+        do throws(OAuthError) {
+            let response = try await httpClient.sendForOAuth(request)
+            if response.status == 404 { return .init(token: .accessToken, status: .alreadyInvalid(nil)) }  // a token GitHub no longer knows
+            switch try RevocationOutcome.interpret(response, endpoint: request.url) {
+            case .revoked: return .init(token: .accessToken, status: .revoked)
+            case .alreadyInvalid(let error): return .init(token: .accessToken, status: .alreadyInvalid(error))
+            }
+        } catch {
+            return .init(token: .accessToken, status: .failed(error))
         }
     }
 

@@ -10,6 +10,9 @@ package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     case loginURL = "login_url"
     /// `instance_url`: a Salesforce My Domain to sign in through, e.g. `https://acme.my.salesforce.com`.
     case instanceURL = "instance_url"
+    /// A forge's host, for the presets that serve more than one (`github`: github.com or a GitHub
+    /// Enterprise Server, e.g. `ghe.example.com`).
+    case host
     /// `issuer`: an OpenID Connect / OAuth 2.0 issuer whose endpoints are read from its metadata.
     case issuer
     /// `authorize_url`: the `authorization_endpoint` (RFC 6749 §3.1) of a server given by its endpoints.
@@ -83,7 +86,7 @@ package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     /// How the key takes part in choosing the server.
     package var role: Role {
         switch self {
-        case .preset, .loginURL, .instanceURL, .issuer, .authorizeURL, .tokenURL: return .choosesServer
+        case .preset, .loginURL, .instanceURL, .host, .issuer, .authorizeURL, .tokenURL: return .choosesServer
         case .revokeURL, .userinfoURL, .jwksURL, .deviceAuthorizationURL: return .serverEndpoint
         default: return .independent
         }
@@ -115,6 +118,7 @@ package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
         switch self {
         case .preset: return "--preset"
         case .instanceURL: return "--instance-url"
+        case .host: return "--host"
         case .issuer: return "--issuer"
         case .authorizeURL: return "--authorize-url"
         case .tokenURL: return "--token-url"

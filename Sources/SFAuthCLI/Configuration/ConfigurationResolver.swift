@@ -146,6 +146,16 @@ package struct ConfigurationResolver: Sendable {
 
     private func server(_ values: ConfigurationLookup) throws(OAuthError) -> ServerSelection {
         let endpointKeys: [ConfigurationKey] = [.revokeURL, .userinfoURL, .jwksURL, .deviceAuthorizationURL]
+        if let host = values.text(.host) {
+            // Only the github preset sets or takes a host (`ProviderOptions` refuses --host without it).
+            do {
+                return .known(try GitHub.server(host: host.value))
+            } catch .configuration(let message) {
+                throw Self.problem(message.text, at: host.source)
+            } catch {
+                throw error
+            }
+        }
         if let host = values.text(.instanceURL) ?? values.text(.loginURL) {
             if let key = endpointKeys.first(where: { values[$0] != nil }), let value = values[key] {
                 throw Self.problem(

@@ -44,6 +44,9 @@ package struct Preset: Sendable, Equatable {
             requires = [.instanceURL]
         case .issuer:
             requires = [.issuer]
+        case .gitHubHost:
+            layer.set(.host, .text(GitHub.defaultHost), from: source)
+            requires = []
         }
         if let clientId = provider.clientId {
             layer.set(.clientId, .text(clientId), from: source)

@@ -16,6 +16,8 @@ public struct ProviderPreset: Sendable, Equatable {
         /// Any OpenID Connect provider, given by its issuer; the endpoints come from its metadata
         /// (OpenID Connect Discovery 1.0, RFC 8414).
         case issuer
+        /// GitHub: github.com, or the GitHub Enterprise Server at a host given at sign-in (`GitHub`).
+        case gitHubHost
     }
 
     /// The name sfauth knows it by: `salesforce`, `salesforce-sandbox`, `salesforce-mydomain`, `oidc`.
@@ -56,8 +58,17 @@ public struct ProviderPreset: Sendable, Equatable {
         name: "oidc", summary: "OpenID Connect provider by issuer (give issuer and client_id)", serverLocation: .issuer,
         clientId: nil, scopes: ["openid", "offline_access"], redirect: RedirectConfiguration(host: "127.0.0.1", port: 0, path: "/callback"))
 
+    /// GitHub (github.com, or an Enterprise Server's `host`) through an OAuth app or a GitHub App the
+    /// user registers, with its client secret (GitHub's web flow requires it), asking for `repo`
+    /// (what git and the repository APIs need), on any free loopback port: GitHub accepts any port
+    /// for a registered `http://127.0.0.1/callback` (docs.github.com, "Loopback redirect urls").
+    public static let github = ProviderPreset(
+        name: "github", summary: "GitHub or GitHub Enterprise Server (give client_id; host for an Enterprise Server)",
+        serverLocation: .gitHubHost, clientId: nil, scopes: ["repo"],
+        redirect: RedirectConfiguration(host: "127.0.0.1", port: 0, path: "/callback"))
+
     /// Every preset, by name.
-    public static let all: [ProviderPreset] = [.oidc, .salesforce, .salesforceMyDomain, .salesforceSandbox]
+    public static let all: [ProviderPreset] = [.github, .oidc, .salesforce, .salesforceMyDomain, .salesforceSandbox]
 
     /// The preset called `name`, or `nil`.
     public static func named(_ name: String) -> ProviderPreset? {
@@ -79,10 +90,12 @@ public struct ProviderPreset: Sendable, Equatable {
         self.redirect = redirect
     }
 
-    /// The authorization server: the fixed one, or for a My Domain the one at `instanceURL`; `nil`
-    /// when the server must be discovered from an issuer, or a My Domain is not given.
-    public func server(instanceURL: String? = nil) -> AuthorizationServer? {
+    /// The authorization server: the fixed one, for a My Domain the one at `instanceURL`, for GitHub
+    /// the one at `host` (default github.com); `nil` when the server must be discovered from an
+    /// issuer, a My Domain is not given, or `host` is not one.
+    public func server(instanceURL: String? = nil, host: String? = nil) -> AuthorizationServer? {
         switch serverLocation {
+        case .gitHubHost: return try? GitHub.server(host: host ?? GitHub.defaultHost)
         case .salesforceLoginHost(let host): return Salesforce.server(loginHost: host)
         case .salesforceMyDomain: return instanceURL.map(Salesforce.server(loginHost:))
         case .issuer: return nil

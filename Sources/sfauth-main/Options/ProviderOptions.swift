@@ -22,6 +22,9 @@ struct ProviderOptions: ParsableArguments {
 
     func validate() throws {
         if server.sandbox && server.preset != nil { throw ValidationError("Give --sandbox or --preset, not both.") }
+        if server.host != nil && server.preset != ProviderPreset.github.name {
+            throw ValidationError("--host names a GitHub Enterprise Server: give it with --preset github.")
+        }
         if let bad = client.parameters.first(where: { !$0.contains("=") || $0.hasPrefix("=") }) {
             throw ValidationError("--param takes name=value, not '\(bad)'.")
         }
@@ -32,7 +35,8 @@ struct ProviderOptions: ParsableArguments {
         var layer = ConfigurationLayer()
         if server.sandbox { layer.set(.preset, .text(ProviderPreset.salesforceSandbox.name), from: .flag("--sandbox")) }
         let texts: [(ConfigurationKey, String?)] = [
-            (.preset, server.preset), (.instanceURL, server.instanceURL), (.issuer, server.issuer), (.authorizeURL, server.authorizeURL),
+            (.preset, server.preset), (.host, server.host), (.instanceURL, server.instanceURL), (.issuer, server.issuer),
+            (.authorizeURL, server.authorizeURL),
             (.tokenURL, server.tokenURL), (.revokeURL, server.revokeURL), (.userinfoURL, server.userinfoURL),
             (.deviceAuthorizationURL, server.deviceAuthorizationURL), (.clientId, client.clientId), (.callbackHost, redirect.callbackHost),
             (.callbackPath, redirect.callbackPath), (.loginHint, client.loginHint), (.username, grantSettings.username),
@@ -73,6 +77,12 @@ struct ServerOptions: ParsableArguments {
 
     @Flag(help: "Sign in to a Salesforce sandbox (test.salesforce.com); the same as --preset salesforce-sandbox.")
     var sandbox = false
+
+    @Option(
+        help: ArgumentHelp(
+            "With --preset github: a GitHub Enterprise Server's host (ghe.example.com; its API is under /api/v3). Default: github.com.",
+            valueName: "host"))
+    var host: String?
 
     @Option(help: ArgumentHelp("Sign in through a Salesforce My Domain, e.g. https://acme.my.salesforce.com.", valueName: "url"))
     var instanceURL: String?
