@@ -18,7 +18,7 @@ import Testing
 
     @Test("the presets are the library's, each a layer of its own source")
     func presetsAreTheLibrarysValues() throws {
-        #expect(Preset.names == ["github", "oidc", "salesforce", "salesforce-mydomain", "salesforce-sandbox"])
+        #expect(Preset.names == ["github", "google", "oidc", "salesforce", "salesforce-mydomain", "salesforce-sandbox"])
         for name in Preset.names {
             let preset = try #require(Preset.named(name))
             #expect(preset.provider == ProviderPreset.named(name))
@@ -33,6 +33,8 @@ import Testing
         #expect(Preset.named("oidc")?.namesServer == false)
         #expect(Preset.named("github")?.requires == [.clientId])
         #expect(Preset.named("github")?.namesServer == true)
+        #expect(Preset.named("google")?.requires == [.clientId])
+        #expect(Preset.named("google")?.layer.parameters.map(\.value.name) == ["access_type", "prompt"])
     }
 
     @Test("an embedder gets the same server and client from the library's preset")

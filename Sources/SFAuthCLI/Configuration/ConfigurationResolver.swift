@@ -66,7 +66,7 @@ package struct ConfigurationResolver: Sendable {
         }
         let placeholder = ServerSelection.known(AuthorizationServer(authorizationEndpoint: "", tokenEndpoint: ""))
         let server = missing.isEmpty ? try self.server(values) : ((try? self.server(values)) ?? placeholder)
-        let client = try self.client(values, placeholderId: missing.isEmpty ? nil : "")
+        let client = try self.client(values, presetLayer: presetLayer, placeholderId: missing.isEmpty ? nil : "")
         var resolved = ResolvedConfiguration(
             server: server, client: client.configuration, preset: presetChoice,
             username: values.text(.username), jwtKeyFile: values.text(.jwtKeyFile), audience: values.text(.audience),
@@ -215,7 +215,7 @@ package struct ConfigurationResolver: Sendable {
 
     // MARK: - Client
 
-    private func client(_ values: ConfigurationLookup, placeholderId: String? = nil) throws(OAuthError)
+    private func client(_ values: ConfigurationLookup, presetLayer: ConfigurationLayer, placeholderId: String? = nil) throws(OAuthError)
         -> (configuration: ClientConfiguration, parameters: [Sourced<AuthorizationParameter>])
     {
         guard let clientId = values.text(.clientId) ?? placeholderId.map({ Sourced($0, from: .builtIn) }) else {
@@ -233,7 +233,7 @@ package struct ConfigurationResolver: Sendable {
         try Self.check(at: host.source) { () throws(OAuthError) in try RedirectConfiguration(host: host.value).validate() }
         try Self.check(at: path.source) { () throws(OAuthError) in try RedirectConfiguration(path: path.value).validate() }
 
-        let parameters = authorizationParameters()
+        let parameters = authorizationParameters(presetLayer: presetLayer)
         for parameter in parameters where AuthorizationParameter.reservedNames.contains(parameter.value.name) {
             throw Self.problem(
                 "the authorization parameter '\(parameter.value.name)' is set by sfauth itself and cannot be given",
@@ -245,11 +245,12 @@ package struct ConfigurationResolver: Sendable {
         return (configuration, parameters)
     }
 
-    /// The extra parameters of every layer, lowest first, a higher layer's replacing a lower one's of
-    /// the same name in place; `login_hint` (the key) counts as the parameter and goes first.
-    private func authorizationParameters() -> [Sourced<AuthorizationParameter>] {
+    /// The extra parameters of every layer and the preset's (lowest), lowest first, a higher layer's
+    /// replacing a lower one's of the same name in place; `login_hint` (the key) counts as the
+    /// parameter and goes first.
+    private func authorizationParameters(presetLayer: ConfigurationLayer) -> [Sourced<AuthorizationParameter>] {
         var merged = ConfigurationLayer()
-        for layer in layers.reversed() {
+        for layer in [presetLayer] + layers.reversed() {
             for parameter in layer.parameters {
                 merged.addParameter(name: parameter.value.name, value: parameter.value.value, from: parameter.source)
             }

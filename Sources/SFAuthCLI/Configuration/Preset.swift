@@ -43,7 +43,12 @@ package struct Preset: Sendable, Equatable {
         case .salesforceMyDomain:
             requires = [.instanceURL]
         case .issuer:
-            requires = [.issuer]
+            if let issuer = provider.issuer {
+                layer.set(.issuer, .text(issuer), from: source)
+                requires = []
+            } else {
+                requires = [.issuer]
+            }
         case .gitHubHost:
             layer.set(.host, .text(GitHub.defaultHost), from: source)
             requires = []
@@ -57,6 +62,9 @@ package struct Preset: Sendable, Equatable {
         layer.set(.callbackHost, .text(provider.redirect.host), from: source)
         layer.set(.callbackPort, .port(provider.redirect.port), from: source)
         layer.set(.callbackPath, .text(provider.redirect.path), from: source)
+        for parameter in provider.authorizationParameters {
+            layer.addParameter(name: parameter.name, value: parameter.value, from: source)
+        }
         self.layer = layer
     }
 }

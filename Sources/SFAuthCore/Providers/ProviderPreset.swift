@@ -33,6 +33,12 @@ public struct ProviderPreset: Sendable, Equatable {
     public let scopes: [String]
     /// The redirect the provider's client accepts.
     public let redirect: RedirectConfiguration
+    /// The issuer of a provider that has one for everyone (Google's); `nil` when each user names
+    /// their own (`oidc`) or the server is not found by issuer.
+    public let issuer: String?
+    /// Parameters the provider needs on the authorization request, e.g. Google's
+    /// `access_type=offline`.
+    public let authorizationParameters: [AuthorizationParameter]
 
     /// Salesforce production: login.salesforce.com, through the connected app of Salesforce's own CLI.
     /// The preset used when nothing else is chosen.
@@ -67,8 +73,22 @@ public struct ProviderPreset: Sendable, Equatable {
         serverLocation: .gitHubHost, clientId: nil, scopes: ["repo"],
         redirect: RedirectConfiguration(host: "127.0.0.1", port: 0, path: "/callback"))
 
+    /// Google, through a Desktop ("installed app") OAuth client the user creates in the Google Cloud
+    /// console, with its client secret — which Google requires at the code exchange and at every
+    /// refresh, and documents as not confidential for installed apps. A refresh token comes only
+    /// with `access_type=offline`, and again on a later sign-in only when consent is shown
+    /// (`prompt=consent`): both are asked for. Any free loopback port
+    /// (developers.google.com/identity/protocols/oauth2/native-app).
+    public static let google = ProviderPreset(
+        name: "google", summary: "Google accounts (give client_id of a Desktop client, and its secret)", serverLocation: .issuer,
+        clientId: nil, scopes: ["openid", "email", "profile"], redirect: RedirectConfiguration(host: "127.0.0.1", port: 0, path: "/callback"),
+        issuer: "https://accounts.google.com",
+        authorizationParameters: [
+            AuthorizationParameter(name: "access_type", value: "offline"), AuthorizationParameter(name: "prompt", value: "consent"),
+        ])
+
     /// Every preset, by name.
-    public static let all: [ProviderPreset] = [.github, .oidc, .salesforce, .salesforceMyDomain, .salesforceSandbox]
+    public static let all: [ProviderPreset] = [.github, .google, .oidc, .salesforce, .salesforceMyDomain, .salesforceSandbox]
 
     /// The preset called `name`, or `nil`.
     public static func named(_ name: String) -> ProviderPreset? {
@@ -80,8 +100,11 @@ public struct ProviderPreset: Sendable, Equatable {
     /// matches callbacks exactly, port included, and allows plain http only on `localhost`.
     public init(
         name: String, summary: String, serverLocation: ServerLocation, clientId: String? = Salesforce.defaultClientId,
-        scopes: [String] = Salesforce.defaultScopes, redirect: RedirectConfiguration = Salesforce.defaultRedirect
+        scopes: [String] = Salesforce.defaultScopes, redirect: RedirectConfiguration = Salesforce.defaultRedirect,
+        issuer: String? = nil, authorizationParameters: [AuthorizationParameter] = []
     ) {
+        self.issuer = issuer
+        self.authorizationParameters = authorizationParameters
         self.name = name
         self.summary = summary
         self.serverLocation = serverLocation
@@ -106,6 +129,7 @@ public struct ProviderPreset: Sendable, Equatable {
     /// when neither is given.
     public func client(clientId: String? = nil) -> ClientConfiguration? {
         guard let clientId = clientId ?? self.clientId else { return nil }
-        return ClientConfiguration(clientId: clientId, scopes: scopes, redirect: redirect)
+        return ClientConfiguration(
+            clientId: clientId, scopes: scopes, redirect: redirect, additionalAuthorizationParameters: authorizationParameters)
     }
 }

@@ -1,0 +1,67 @@
+"""`sfauth login --preset google` against the Google stand-in (Tests/Providers/google.py, which
+reproduces Google's documented behaviour and cites it), its issuer pointed at the stand-in.
+
+- A Desktop client sends its client secret at the code exchange and at every refresh; the token
+  endpoint answers `invalid_request: client_secret is missing.` otherwise: the account keeps the
+  secret and refreshes with nothing in the environment (test_a_desktop_client_signs_in_and_refreshes).
+- A refresh token only with `access_type=offline`, and on a later sign-in only with a consent shown
+  (`prompt=consent`): the preset asks for both (same test: the authorization request carries them
+  and a refresh token is stored).
+"""
+import json
+import pathlib
+import sys
+import urllib.error
+import urllib.request
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Providers"))
+from google import Google  # noqa: E402
+
+from test_login import OK  # noqa: E402
+
+
+@pytest.fixture
+def google():
+    with Google() as g:
+        yield g
+
+
+def userinfo(g, token):
+    url = g.endpoint("userinfo")
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, None
+
+
+def test_a_desktop_client_signs_in_and_refreshes(sfauth, google, tmp_path):
+    g = google
+    secret = tmp_path / "client-secret"
+    secret.write_text(g.client_secret + "\n")
+    secret.chmod(0o600)
+    result = sfauth.run("login", "--preset", "google", "--issuer", g.base_url, "--client-id", g.client_id,
+                        "--client-secret-file", str(secret))
+    assert result.returncode == OK, result.stderr
+    secret.unlink()
+    [authorize] = [r for r in g.requests if r.query.get("client_id") == g.client_id and "redirect_uri" in r.query]
+    assert authorize.query.get("access_type") == "offline" and authorize.query.get("prompt") == "consent"
+    assert authorize.query.get("code_challenge_method") == "S256"
+
+    [name] = sfauth.stored_accounts()
+    path = sfauth.home / "accounts" / name
+    record = json.loads(path.read_text())
+    assert record["refreshToken"] and record["clientSecret"] == g.client_secret
+    assert record["email"] == "alice@example.com"
+
+    record["expiresAt"] = 0
+    path.write_text(json.dumps(record))
+    renewed = sfauth.run("token")
+    assert renewed.returncode == OK, renewed.stderr
+    refreshes = [r for r in g.requests if r.form.get("grant_type") == "refresh_token"]
+    assert len(refreshes) == 1 and refreshes[0].form.get("client_secret") == g.client_secret
+    status, claims = userinfo(g, renewed.stdout.strip())
+    assert status == 200 and claims["email"] == "alice@example.com"
