@@ -11,6 +11,8 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// Extra authorization request parameters (`login_hint`, `prompt`, provider hints), sent after
     /// the standard ones, in order.
     public var additionalAuthorizationParameters: [AuthorizationParameter]
+    /// How `clientSecret` is sent (RFC 6749 §2.3.1): in the body unless the server wants HTTP Basic.
+    public var authentication: ClientAuthentication = .post
 
     /// Creates a client configuration.
     public init(

@@ -1,9 +1,13 @@
+import FoundationEssentials
+
 /// Requests to the token endpoint (RFC 6749 §4.1.3, §6), as exact HTTP values.
 package enum TokenRequest {
     /// Exchanges an authorization code (RFC 6749 §4.1.3) with the PKCE verifier (RFC 7636 §4.5).
-    package static func authorizationCode(_ response: AuthorizationResponse, for request: AuthorizationRequest) -> HTTPRequest {
+    package static func authorizationCode(
+        _ response: AuthorizationResponse, for request: AuthorizationRequest, client: ClientConfiguration? = nil
+    ) -> HTTPRequest {
         post(
-            to: request.server.tokenEndpoint, client: request.client,
+            to: request.server.tokenEndpoint, client: client ?? request.client,
             parameters: [
                 ("grant_type", "authorization_code"),
                 ("code", response.code),
@@ -31,12 +35,15 @@ package enum TokenRequest {
         identifyClient: Bool = true
     ) -> HTTPRequest {
         var parameters = parameters
-        if identifyClient || client.clientSecret != nil { parameters.append(("client_id", client.clientId)) }
-        if let secret = client.clientSecret { parameters.append(("client_secret", secret)) }
-        return HTTPRequest(
-            method: "POST",
-            url: endpoint,
-            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
-            body: Array(FormURLEncoding.encode(parameters).utf8))
+        var headers = [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")]
+        if let secret = client.clientSecret, client.authentication == .basic {
+            // §2.3.1: the id and the secret form-encoded, then joined by ":" and Base64-encoded.
+            let credentials = FormURLEncoding.encode(client.clientId) + ":" + FormURLEncoding.encode(secret)
+            headers.append(("Authorization", "Basic " + Data(credentials.utf8).base64EncodedString()))
+        } else {
+            if identifyClient || client.clientSecret != nil { parameters.append(("client_id", client.clientId)) }
+            if let secret = client.clientSecret { parameters.append(("client_secret", secret)) }
+        }
+        return HTTPRequest(method: "POST", url: endpoint, headers: headers, body: Array(FormURLEncoding.encode(parameters).utf8))
     }
 }

@@ -124,6 +124,12 @@ package struct TokenResponse: Sendable, Equatable {
             signature: json["signature"]?.stringValue)
     }
 
+    /// Whether `response` refuses the client's authentication (`invalid_client`, RFC 6749 §5.2) — after
+    /// which a secret sent in the body may be tried once in HTTP Basic (`ClientAuthentication`).
+    package static func refusesClientAuthentication(_ response: HTTPResponse) -> Bool {
+        serverError(in: response, json: JSONValue.parse(response.body) ?? formFields(response))?.code == "invalid_client"
+    }
+
     /// A form-encoded body (`access_token=…&token_type=bearer`) as an object of strings; `nil` for
     /// any other body.
     static func formFields(_ response: HTTPResponse) -> JSONValue? {

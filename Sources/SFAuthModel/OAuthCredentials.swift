@@ -71,6 +71,9 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     /// wherever it is). `nil` for a public client, and for client-credentials accounts, whose secret
     /// is the credential itself and comes from outside on each renewal.
     public var clientSecret: String?
+    /// How the client sends its secret to this account's server: `nil` for the form body (the
+    /// default), `.basic` once the server refused the body and accepted HTTP Basic.
+    public var clientAuthentication: ClientAuthentication?
 
     /// Whether an access token issued without `expires_in` lasts until it is revoked — GitHub's
     /// OAuth-app tokens do ("OAuth app tokens do not expire"; docs.github.com, "Token expiration

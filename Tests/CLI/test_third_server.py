@@ -388,15 +388,16 @@ def test_logout_revokes_both_tokens_at_nanoidp(nsfauth, nanoidp):
 
 def test_logout_of_a_confidential_client_revokes_with_its_secret(nsfauth, nanoidp):
     """A confidential client registered for client_secret_post: sfauth signs in with the secret in the
-    token request, and logout authenticates the revocation with it, which NanoIDP requires for such a
-    client (without it: 401 invalid_client, and the tokens live on)."""
+    token request, keeps it with the refresh token (the 0600 record here), and logout authenticates
+    the revocation with it, which NanoIDP requires for such a client (without it: 401
+    invalid_client, and the tokens live on) — with nothing in the environment."""
     n = nanoidp
     client_id, secret = n["SFAUTH_NANOIDP_CONFIDENTIAL_CLIENT_ID"], n["SFAUTH_NANOIDP_CONFIDENTIAL_CLIENT_SECRET"]
     result, report = browser_login(nsfauth, client_id, SFAUTH_CLIENT_SECRET=secret)
     account = assert_signed_in_as_alice(n, result, report, nsfauth, client_id)
-    assert secret not in json.dumps(account)               # the secret is never stored
+    assert account["clientSecret"] == secret               # kept where the refresh token is kept
 
-    logout = nsfauth.run("logout", SFAUTH_CLIENT_SECRET=secret)
+    logout = nsfauth.run("logout")
     assert logout.returncode == OK, logout.stderr
     assert "revoked the refresh token and the access token" in logout.stderr, logout.stderr
     assert stored(nsfauth) == []
@@ -404,26 +405,24 @@ def test_logout_of_a_confidential_client_revokes_with_its_secret(nsfauth, nanoid
     assert introspect(n, account["refreshToken"]) == {"active": False}
 
 
-class ClientSecretPostOnly(Exception):
-    """sfauth sent the client secret in the request body to a client registered for HTTP Basic."""
-
-
-@pytest.mark.xfail(strict=True, raises=ClientSecretPostOnly, reason=(
-    "sfauth bug: it authenticates a confidential client only with client_secret in the request body "
-    "(client_secret_post), never with HTTP Basic; NanoIDP holds a client to its registered method, here "
-    "client_secret_basic (the default of RFC 7591 §2 and RFC 8414 §2), and answers 400 invalid_client. "
-    "RFC 6749 §2.3.1: servers MUST support HTTP Basic; body credentials are NOT RECOMMENDED and SHOULD be "
-    "limited to clients unable to use it"))
 def test_login_of_a_confidential_client_registered_for_http_basic(nsfauth, nanoidp):
     n = nanoidp
     client_id, secret = n["SFAUTH_NANOIDP_BASIC_CLIENT_ID"], n["SFAUTH_NANOIDP_BASIC_CLIENT_SECRET"]
     result, report = browser_login(nsfauth, client_id, SFAUTH_CLIENT_SECRET=secret)
     assert report["ok"], report                              # the sign-in itself went through
-    refusal = ("The token endpoint refused the request (HTTP 400): invalid_client: This client authenticates "
-               "with HTTP Basic; a client_secret in the request body is not accepted")
-    if result.returncode == REFUSED and refusal in result.stderr:
-        raise ClientSecretPostOnly(result.stderr)
     account = assert_signed_in_as_alice(n, result, report, nsfauth, client_id)
-    logout = nsfauth.run("logout", SFAUTH_CLIENT_SECRET=secret)
+    # RFC 6749 §2.3.1: refused in the body (invalid_client), the secret went once more in HTTP Basic,
+    # and the account remembers that for its refreshes and its logout (with nothing in the environment).
+    assert account["clientAuthentication"] == "client_secret_basic"
+    path = nsfauth.home / "accounts" / next(iter(nsfauth.stored_accounts()))
+    record = json.loads(path.read_text())
+    record["expiresAt"] = 0
+    path.write_text(json.dumps(record))
+    renewed = nsfauth.run("token")
+    assert renewed.returncode == OK, renewed.stderr
+    assert renewed.stdout.strip() != account["accessToken"]
+    assert introspect(n, renewed.stdout.strip())["active"] is True
+    refreshed = json.loads(path.read_text())
+    logout = nsfauth.run("logout")
     assert logout.returncode == OK, logout.stderr
-    assert introspect(n, account["refreshToken"]) == {"active": False}
+    assert introspect(n, refreshed["refreshToken"]) == {"active": False}

@@ -63,3 +63,30 @@ struct GitHubTests {
         #expect(credentials.isExpired(at: Date(), assumedLifetime: 7200))
     }
 }
+
+/// RFC 6749 §2.3.1: a client secret in HTTP Basic, when the server wants it there.
+struct ClientAuthenticationTests {
+    @Test func basicSendsTheEncodedIdAndSecretInTheHeaderAndNeitherInTheBody() {
+        var client = ClientConfiguration(clientId: "id:1", clientSecret: "s e/cret")
+        client.authentication = .basic
+        let request = TokenRequest.refresh(refreshToken: "rt", tokenEndpoint: "https://idp.example/token", client: client)
+        let expected = "Basic " + Data("id%3A1:s%20e%2Fcret".utf8).base64EncodedString()
+        #expect(request.headers.contains { $0.name == "Authorization" && $0.value == expected })
+        #expect(request.bodyText == "grant_type=refresh_token&refresh_token=rt")
+    }
+
+    @Test func postSendsTheSecretInTheBody() {
+        let client = ClientConfiguration(clientId: "id", clientSecret: "s")
+        let request = TokenRequest.refresh(refreshToken: "rt", tokenEndpoint: "https://idp.example/token", client: client)
+        #expect(!request.headers.contains { $0.name == "Authorization" })
+        #expect(request.bodyText == "grant_type=refresh_token&refresh_token=rt&client_id=id&client_secret=s")
+    }
+
+    @Test func onlyInvalidClientSuggestsBasic() {
+        func answer(_ body: String) -> HTTPResponse {
+            HTTPResponse(status: 400, headers: ["content-type": "application/json"], body: Array(body.utf8))
+        }
+        #expect(TokenResponse.refusesClientAuthentication(answer(#"{"error":"invalid_client"}"#)))
+        #expect(!TokenResponse.refusesClientAuthentication(answer(#"{"error":"invalid_grant"}"#)))
+    }
+}

@@ -37,6 +37,7 @@ struct CredentialFileReadingTests {
         credentials.authorizationResponseIssuer = "https://idp.example"
         credentials.clientSecretBinding = ClientSecretBinding(salt: "c2FsdA", digest: "ZGlnZXN0")
         credentials.clientSecret = "s3cret"
+        credentials.clientAuthentication = .basic
         credentials.recipe = SignInRecipe(
             grant: .browser, scopes: ["openid"], callbackHost: "localhost", callbackPort: 1717, callbackPath: "/cb",
             parameters: [.init(name: "prompt", value: "login")], username: "user@example.com")

@@ -73,9 +73,10 @@ public struct TokenRevoker: Sendable {
         // The secret kept with the account, else the one given when it is the one the account signed
         // in with (never another client's secret to this server).
         let kept = (try? store?.clientSecret(of: credentials)) ?? credentials.clientSecret
-        let client = ClientConfiguration(
+        var client = ClientConfiguration(
             clientId: credentials.clientId,
             clientSecret: kept ?? clientSecret.flatMap { credentials.accepts(clientSecret: $0) ? $0 : nil })
+        client.authentication = credentials.clientAuthentication ?? .post
         if credentials.server.flavor == .github {
             return RevocationReport(endpoint: endpoint, entries: [await revokeAtGitHub(credentials, endpoint: endpoint, client: client)])
         }

@@ -391,9 +391,12 @@ public final class OAuthCoordinator: Sendable {
 
     /// Exchanges the code (RFC 6749 §4.1.3) and turns the response into credentials.
     private func exchange(_ response: AuthorizationResponse, for request: AuthorizationRequest) async throws(OAuthError) -> OAuthCredentials {
-        let httpResponse = try await httpClient.sendForOAuth(TokenRequest.authorizationCode(response, for: request))
+        let (httpResponse, client) = try await httpClient.sendAuthenticating(request.client) { client in
+            TokenRequest.authorizationCode(response, for: request, client: client)
+        }
         let tokens = try TokenResponse.decode(httpResponse, endpoint: request.server.tokenEndpoint)
         var credentials = OAuthCredentials(response: tokens, request: request, now: clock.now())
+        if client.authentication == .basic { credentials.clientAuthentication = .basic }
         // RFC 9207 with a server given only by its endpoints: remember the issuer it named, and hold
         // later sign-ins to this account to it (see `AuthorizationResponse.checkIssuer(of:)`).
         if request.server.issuer == nil { credentials.authorizationResponseIssuer = response.issuer }

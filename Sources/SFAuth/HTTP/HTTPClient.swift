@@ -71,3 +71,20 @@ extension OAuthError {
         }
     }
 }
+
+extension HTTPClient {
+    /// Sends the token or revocation request `make` builds for `client`; when the server refuses a
+    /// secret sent in the body (`invalid_client`), sends it once more with the secret in HTTP Basic
+    /// (see `ClientAuthentication`). Returns the answer and the client as it was last sent.
+    package func sendAuthenticating(
+        _ client: ClientConfiguration, _ make: (ClientConfiguration) -> HTTPRequest
+    ) async throws(OAuthError) -> (response: HTTPResponse, client: ClientConfiguration) {
+        let response = try await sendForOAuth(make(client))
+        guard client.clientSecret != nil, client.authentication == .post, TokenResponse.refusesClientAuthentication(response) else {
+            return (response, client)
+        }
+        var basic = client
+        basic.authentication = .basic
+        return (try await sendForOAuth(make(basic)), basic)
+    }
+}

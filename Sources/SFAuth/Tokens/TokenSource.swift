@@ -167,10 +167,12 @@ public struct TokenSource: Sendable {
     private func refresh(_ credentials: OAuthCredentials) async throws(OAuthError) -> OAuthCredentials {
         let request: HTTPRequest
         let usedRefreshToken = try store.refreshToken(of: credentials)
+        var refreshClient: ClientConfiguration?
         if let refreshToken = usedRefreshToken {
-            request = TokenRequest.refresh(
-                refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint,
-                client: ClientConfiguration(clientId: credentials.clientId, clientSecret: try renewalSecret(of: credentials)))
+            var client = ClientConfiguration(clientId: credentials.clientId, clientSecret: try renewalSecret(of: credentials))
+            client.authentication = credentials.clientAuthentication ?? .post
+            refreshClient = client
+            request = TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint, client: client)
         } else if let renewal = credentials.jwtBearerRenewal {
             request = try await Self.renewalRequest(renewal, for: credentials, now: clock.now())
         } else if credentials.obtainedBy == .clientCredentials, let secret = options.clientSecret, credentials.accepts(clientSecret: secret) {
@@ -183,7 +185,17 @@ public struct TokenSource: Sendable {
                     "The access token of \(credentials.displayLabel) cannot be renewed: there is no refresh token.",
                     remedy: .signIn(credentials)))
         }
-        let httpResponse = try await httpClient.sendForOAuth(request)
+        let httpResponse: HTTPResponse
+        var clientAuthentication = credentials.clientAuthentication
+        if let refreshClient, let refreshToken = usedRefreshToken {
+            let sent = try await httpClient.sendAuthenticating(refreshClient) { client in
+                TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint, client: client)
+            }
+            httpResponse = sent.response
+            if sent.client.authentication == .basic { clientAuthentication = .basic }
+        } else {
+            httpResponse = try await httpClient.sendForOAuth(request)
+        }
         // A server that rotates refresh tokens has retired the old one the moment it answers: the new
         // one is stored before anything else is read from the answer, or could fail.
         var current = credentials
@@ -209,6 +221,7 @@ public struct TokenSource: Sendable {
                 Problem("The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)).", remedy: .signIn(credentials)))
         }
         var refreshed = current.refreshed(with: response, now: clock.now())
+        refreshed.clientAuthentication = clientAuthentication
         // An account from before bindings were kept is bound to the secret that renewed it.
         if refreshed.clientSecretBinding == nil, refreshed.obtainedBy == .clientCredentials, let secret = options.clientSecret {
             refreshed.clientSecretBinding = ClientSecretBinding(secret: secret)

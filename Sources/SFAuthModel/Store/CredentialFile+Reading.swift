@@ -43,6 +43,7 @@ extension CredentialFile {
             ClientSecretBinding(salt: try object.string("salt"), digest: try object.string("digest"))
         }
         credentials.clientSecret = try record.optionalString("clientSecret")
+        credentials.clientAuthentication = try record.optionalEnumeration("clientAuthentication", ClientAuthentication.self)
         credentials.recipe = try record.optionalObject("recipe").map(readRecipe)
         return credentials
     }
