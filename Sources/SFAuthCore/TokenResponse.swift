@@ -51,14 +51,15 @@ package struct TokenResponse: Sendable, Equatable {
     /// which sfauth sends, but a proxy or an older server may not honour).
     package static func decode(_ response: HTTPResponse, endpoint: String) throws(OAuthError) -> TokenResponse {
         let json = JSONValue.parse(response.body) ?? formFields(response)
-        if (200..<300).contains(response.status), serverError(in: response, json: json) == nil {
+        let refusal = serverError(in: response, json: json)
+        if (200..<300).contains(response.status), refusal == nil {
             guard let json, case .object = json else {
                 throw .invalidServerResponse(
                     "the token endpoint \(endpoint) answered HTTP \(response.status) with \(describe(response)) instead of a JSON object")
             }
             return try TokenResponse(json: json)
         }
-        if let error = serverError(in: response, json: json) {
+        if let error = refusal {
             // A server that failed (5xx) or is overloaded did not judge the request: try again later.
             if response.status >= 500 || error.code == "temporarily_unavailable" {
                 throw .invalidServerResponse(

@@ -165,36 +165,19 @@ public struct TokenSource: Sendable {
     /// refresh token — are stored before they are returned; a rejected refresh token marks the
     /// account as needing a login; a transient failure changes nothing.
     private func refresh(_ credentials: OAuthCredentials) async throws(OAuthError) -> OAuthCredentials {
-        let request: HTTPRequest
         let usedRefreshToken = try store.refreshToken(of: credentials)
-        var refreshClient: ClientConfiguration?
+        let httpResponse: HTTPResponse
+        var clientAuthentication = credentials.clientAuthentication
         if let refreshToken = usedRefreshToken {
             var client = ClientConfiguration(clientId: credentials.clientId, clientSecret: try renewalSecret(of: credentials))
             client.authentication = credentials.clientAuthentication ?? .post
-            refreshClient = client
-            request = TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint, client: client)
-        } else if let renewal = credentials.jwtBearerRenewal {
-            request = try await Self.renewalRequest(renewal, for: credentials, now: clock.now())
-        } else if credentials.obtainedBy == .clientCredentials, let secret = options.clientSecret, credentials.accepts(clientSecret: secret) {
-            request = TokenRequest.clientCredentials(
-                tokenEndpoint: credentials.server.tokenEndpoint,
-                client: ClientConfiguration(clientId: credentials.clientId, clientSecret: secret, scopes: credentials.scopes))
-        } else {
-            throw .loginRequired(
-                Problem(
-                    "The access token of \(credentials.displayLabel) cannot be renewed: there is no refresh token.",
-                    remedy: .signIn(credentials)))
-        }
-        let httpResponse: HTTPResponse
-        var clientAuthentication = credentials.clientAuthentication
-        if let refreshClient, let refreshToken = usedRefreshToken {
-            let sent = try await httpClient.sendAuthenticating(refreshClient) { client in
+            let sent = try await httpClient.sendAuthenticating(client) { client in
                 TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint, client: client)
             }
             httpResponse = sent.response
             if sent.client.authentication == .basic { clientAuthentication = .basic }
         } else {
-            httpResponse = try await httpClient.sendForOAuth(request)
+            httpResponse = try await httpClient.sendForOAuth(try await renewalRequest(for: credentials))
         }
         // A server that rotates refresh tokens has retired the old one the moment it answers: the new
         // one is stored before anything else is read from the answer, or could fail.
@@ -205,7 +188,8 @@ public struct TokenSource: Sendable {
         }
         let response: TokenResponse
         do {
-            response = try TokenResponse.decode(Self.readingEmptyRefusal(httpResponse, to: request), endpoint: credentials.server.tokenEndpoint)
+            response = try TokenResponse.decode(
+                Self.readingEmptyRefusal(httpResponse, refreshing: usedRefreshToken != nil), endpoint: credentials.server.tokenEndpoint)
         } catch .tokenRequestRejected(let error) where error.rejectsTheGrant {
             if error.description?.contains("already being processed") == true {
                 // Salesforce: a refresh with this token is running elsewhere (another machine). Not our token's fault.
@@ -235,6 +219,24 @@ public struct TokenSource: Sendable {
         return refreshed
     }
 
+    /// The request that renews `credentials` without a refresh token: a new JWT bearer assertion, or
+    /// the client credentials grant with the secret in `options` when it is the one the account is
+    /// bound to.
+    private func renewalRequest(for credentials: OAuthCredentials) async throws(OAuthError) -> HTTPRequest {
+        if let renewal = credentials.jwtBearerRenewal {
+            return try await Self.renewalRequest(renewal, for: credentials, now: clock.now())
+        }
+        if credentials.obtainedBy == .clientCredentials, let secret = options.clientSecret, credentials.accepts(clientSecret: secret) {
+            return TokenRequest.clientCredentials(
+                tokenEndpoint: credentials.server.tokenEndpoint,
+                client: ClientConfiguration(clientId: credentials.clientId, clientSecret: secret, scopes: credentials.scopes))
+        }
+        throw .loginRequired(
+            Problem(
+                "The access token of \(credentials.displayLabel) cannot be renewed: there is no refresh token.",
+                remedy: .signIn(credentials)))
+    }
+
     /// The client secret a refresh of `credentials` carries: the one kept with the account, else the
     /// one given in `options` when the account signed in with that very secret (its binding); `nil`
     /// for a public client. A secret bound to another client never goes to this account's server.
@@ -250,9 +252,8 @@ public struct TokenSource: Sendable {
     /// revoked one) instead of RFC 6749 §5.2's `invalid_grant`. For a refresh grant the refresh
     /// token is the only thing that can be wrong, so such an answer is read as that error: only a
     /// new sign-in helps, and "try again later" would send the user round in circles.
-    private static func readingEmptyRefusal(_ response: HTTPResponse, to request: HTTPRequest) -> HTTPResponse {
-        guard response.status == 400, response.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D }),
-            request.bodyText.hasPrefix("grant_type=refresh_token&")
+    private static func readingEmptyRefusal(_ response: HTTPResponse, refreshing: Bool) -> HTTPResponse {
+        guard refreshing, response.status == 400, response.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D })
         else { return response }
         let body = #"{"error":"invalid_grant","error_description":"the server refused the refresh token (HTTP 400 with an empty body)"}"#
         return HTTPResponse(status: 400, headers: ["content-type": "application/json"], body: Array(body.utf8))
