@@ -1,6 +1,7 @@
 /// An authorization server's metadata: OpenID Connect Discovery 1.0 §3 and RFC 8414 §2 (same names).
 public struct DiscoveryDocument: Sendable, Equatable {
-    /// `issuer`: equal to the URL it was fetched for (checked by `decode`).
+    /// `issuer`: equal to the URL it was fetched for (checked by `decode`) — or, for Microsoft
+    /// Entra's `common`, `organizations` and `consumers`, the issuer Entra documents for them.
     public var issuer: String
     /// `authorization_endpoint`.
     public var authorizationEndpoint: String
@@ -67,7 +68,9 @@ public struct DiscoveryDocument: Sendable, Equatable {
         guard let advertised = json["issuer"]?.stringValue else {
             throw .configuration("the metadata at \(location) has no 'issuer'")
         }
-        guard advertised == issuer else {
+        // Entra's multi-tenant paths publish another issuer than their own URL, as documented
+        // (`Entra.isDocumentedIssuer`); the ID token's `iss` is then checked against it.
+        guard advertised == issuer || Entra.isDocumentedIssuer(advertised, for: issuer) else {
             throw .configuration(
                 "the metadata at \(location) is for the issuer '\(advertised)', not '\(issuer)'; use exactly '\(advertised)' if you trust it")
         }

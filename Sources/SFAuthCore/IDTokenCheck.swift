@@ -36,7 +36,13 @@ package struct IDTokenCheck: Sendable, Equatable {
         guard let tokenIssuer = claims.issuer, !tokenIssuer.isEmpty else {
             throw .idTokenRejected("the ID token has no 'iss' (issuer) claim")
         }
-        if let issuer, tokenIssuer != issuer {
+        if let issuer, issuer.contains(Entra.tenantPlaceholder) {
+            // Entra's multi-tenant issuer template: the token names its own tenant, in `iss` and `tid`.
+            guard let expected = Entra.issuer(fromTemplate: issuer, tenantId: claims.tenantId), tokenIssuer == expected else {
+                throw .idTokenRejected(
+                    "the ID token was issued by '\(tokenIssuer)', which is not this server's issuer '\(issuer)' with the token's tenant ('tid')")
+            }
+        } else if let issuer, tokenIssuer != issuer {
             throw .idTokenRejected("the ID token was issued by '\(tokenIssuer)', not by this server's issuer '\(issuer)'")
         }
         guard !claims.audiences.isEmpty else {

@@ -26,6 +26,8 @@ package struct IDTokenClaims: Sendable, Equatable {
     package var email: String?
     /// `name`.
     package var name: String?
+    /// `tid`: the Microsoft Entra tenant the user signed in through.
+    package var tenantId: String?
 
     /// Reads the payload (second part) of a compact JWS.
     ///
@@ -55,6 +57,7 @@ package struct IDTokenClaims: Sendable, Equatable {
         preferredUsername = json["preferred_username"]?.stringValue
         email = json["email"]?.stringValue
         name = json["name"]?.stringValue
+        tenantId = json["tid"]?.stringValue
     }
 
     /// Reads the payload like `init(token:)`; `nil` when it is not an ID token with a `sub`.

@@ -25,10 +25,19 @@ public struct OAuthServerError: Sendable, Equatable, Codable {
         ["invalid_grant", "bad_refresh_token", "bad_verification_code"].contains(code)
     }
 
+    /// The next step of a refusal whose meaning is known (Salesforce's, Entra's), as a remedy.
+    public var knownRemedy: Remedy? {
+        if let refusal = salesforceRefusal { return .answerSalesforceRefusal(refusal) }
+        return entraRefusal.map(Remedy.answerEntraRefusal)
+    }
+
     /// `code: description` or just `code`, for people: safe for a terminal (control and bidi
     /// characters escaped, see `TerminalText`) and at most a few hundred characters.
     public var summary: String {
         let code = Self.displayable(self.code, limit: 100)
+        // Without the lines Entra appends to every description ("Trace ID: …", "Correlation ID: …",
+        // "Timestamp: …"), which say nothing to the person and push the rest out of a terminal line.
+        let description = description.map { text in text.firstRange(of: "\r\nTrace ID:").map { String(text[..<$0.lowerBound]) } ?? text }
         if let description, !description.isEmpty { return "\(code): \(Self.displayable(description, limit: 400))" }
         return code
     }
@@ -95,7 +104,7 @@ public enum OAuthError: Error, Sendable, Equatable {
             .invalidServerResponse(let problem):
             return problem.remedy
         case .authorizationDenied(let error), .tokenRequestRejected(let error):
-            return error.salesforceRefusal.map(Remedy.answerSalesforceRefusal)
+            return error.knownRemedy
         default: return nil
         }
     }
@@ -171,10 +180,10 @@ extension OAuthError: CustomStringConvertible {
         return (problem.text.hasSuffix(".") ? problem.text : problem.text + ".") + " " + advice(remedy)
     }
 
-    /// " " and what to do next, for refusals whose remedy is known (Salesforce's); else "".
+    /// " " and what to do next, for refusals whose remedy is known (Salesforce's, Entra's); else "".
     private static func nextStep(_ error: OAuthServerError, advising advice: ((Remedy) -> String)?) -> String {
-        guard let refusal = error.salesforceRefusal else { return "" }
-        return " " + (advice?(.answerSalesforceRefusal(refusal)) ?? refusal.nextStep)
+        guard let remedy = error.knownRemedy else { return "" }
+        return " " + (advice?(remedy) ?? remedy.description)
     }
 
     /// Whether a port holder (`name (pid N)`) is a program that signs people in: sfauth, or

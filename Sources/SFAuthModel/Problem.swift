@@ -63,6 +63,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case allowHost(String)
     /// What Salesforce's refusal asks for: another client id, an administrator, a registered callback.
     case answerSalesforceRefusal(SalesforceRefusal)
+    /// What Microsoft Entra's refusal asks for: a setting of the app registration, consent, one resource.
+    case answerEntraRefusal(EntraRefusal)
     /// Do the same again: the answer was refused for this attempt only (e.g. it may have come from
     /// another server).
     case tryAgain
@@ -93,6 +95,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .forgetLocally(let account): return "Forget \(account) on this machine only; its refresh token stays in the keyring."
         case .allowHost(let host): return "Allow the host \(host) explicitly if you trust it."
         case .answerSalesforceRefusal(let refusal): return refusal.nextStep
+        case .answerEntraRefusal(let refusal): return refusal.nextStep
         case .tryAgain: return "Try again."
         case .tryAgainLater: return "Try again later."
         }

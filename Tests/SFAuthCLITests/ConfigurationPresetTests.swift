@@ -18,7 +18,11 @@ import Testing
 
     @Test("the presets are the library's, each a layer of its own source")
     func presetsAreTheLibrarysValues() throws {
-        #expect(Preset.names == ["github", "google", "oidc", "salesforce", "salesforce-mydomain", "salesforce-sandbox"])
+        #expect(
+            Preset.names == [
+                "auth0", "cognito", "entra", "github", "gitlab", "google", "keycloak", "oidc", "okta", "salesforce", "salesforce-mydomain",
+                "salesforce-sandbox",
+            ])
         for name in Preset.names {
             let preset = try #require(Preset.named(name))
             #expect(preset.provider == ProviderPreset.named(name))

@@ -43,6 +43,11 @@ public struct DiscoveryClient: Sendable {
     ///   issuer; `.network` when the server cannot be reached.
     public func discover(issuer: String) async throws(OAuthError) -> DiscoveryDocument {
         try EndpointURL.requireSecure(issuer, name: "issuer")
+        if issuer.contains(Entra.tenantPlaceholder) {
+            throw .configuration(
+                "'\(issuer)' is Entra's issuer template, not a place with metadata: give the tenant instead (…/organizations/v2.0, …/common/v2.0, or your tenant id)"
+            )
+        }
         let locations = DiscoveryDocument.locations(issuer: issuer)
         if let cached = cachedBody(for: issuer),
             let document = try? DiscoveryDocument.decode(

@@ -11,8 +11,14 @@ package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     /// `instance_url`: a Salesforce My Domain to sign in through, e.g. `https://acme.my.salesforce.com`.
     case instanceURL = "instance_url"
     /// A forge's host, for the presets that serve more than one (`github`: github.com or a GitHub
-    /// Enterprise Server, e.g. `ghe.example.com`).
+    /// Enterprise Server, e.g. `ghe.example.com`; `gitlab`: gitlab.com or a self-managed instance).
     case host
+    /// `tenant`: the Microsoft Entra tenant of the `entra` preset: `organizations` (its default),
+    /// `common`, `consumers`, a tenant id or a verified domain.
+    case tenant
+    /// `authority`: the Microsoft Entra sign-in host of the `entra` preset, for sovereign clouds
+    /// (default `https://login.microsoftonline.com`).
+    case authority
     /// `issuer`: an OpenID Connect / OAuth 2.0 issuer whose endpoints are read from its metadata.
     case issuer
     /// `authorize_url`: the `authorization_endpoint` (RFC 6749 §3.1) of a server given by its endpoints.
@@ -27,6 +33,9 @@ package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     case jwksURL = "jwks_url"
     /// `device_authorization_url`: the `device_authorization_endpoint` (RFC 8628 §3.1).
     case deviceAuthorizationURL = "device_authorization_url"
+    /// `domain`: an Amazon Cognito user pool's domain (the `cognito` preset), where its sign-in
+    /// pages and OAuth endpoints are.
+    case domain
     /// `client_id` (RFC 6749 §2.2).
     case clientId = "client_id"
     /// `scopes` (RFC 6749 §3.3): an array, or one space-separated string.
@@ -43,7 +52,8 @@ package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     case username
     /// `jwt_key_file`: the private key that signs JWT bearer assertions (RFC 7523).
     case jwtKeyFile = "jwt_key_file"
-    /// `audience`: the `aud` of JWT bearer assertions.
+    /// `audience`: the `aud` of JWT bearer assertions; with the `auth0` preset, the API the access
+    /// token is for (Auth0's `audience` authorization parameter).
     case audience
     /// The command that opens the browser, as an argument list (`["google-chrome",
     /// "--profile-directory=Work"]`); `%s` in an argument is replaced by the URL, else it is appended.
@@ -86,8 +96,8 @@ package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
     /// How the key takes part in choosing the server.
     package var role: Role {
         switch self {
-        case .preset, .loginURL, .instanceURL, .host, .issuer, .authorizeURL, .tokenURL: return .choosesServer
-        case .revokeURL, .userinfoURL, .jwksURL, .deviceAuthorizationURL: return .serverEndpoint
+        case .preset, .loginURL, .instanceURL, .host, .tenant, .authority, .issuer, .authorizeURL, .tokenURL: return .choosesServer
+        case .revokeURL, .userinfoURL, .jwksURL, .deviceAuthorizationURL, .domain: return .serverEndpoint
         default: return .independent
         }
     }
@@ -119,6 +129,9 @@ package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
         case .preset: return "--preset"
         case .instanceURL: return "--instance-url"
         case .host: return "--host"
+        case .tenant: return "--tenant"
+        case .authority: return "--authority"
+        case .domain: return "--domain"
         case .issuer: return "--issuer"
         case .authorizeURL: return "--authorize-url"
         case .tokenURL: return "--token-url"

@@ -51,6 +51,12 @@ package struct ConfigurationResolver: Sendable {
         try values.requireOneServer()
         var missing = [MissingSetting]()
         if let preset, let presetChoice {
+            if let registration = preset.provider.registration, values[.clientId] == nil, !reportingMissing {
+                throw Self.problem(
+                    "the \(preset.name) preset signs in with a client you register at the provider; give \(ConfigurationKey.clientId.waysToSet).\n"
+                        + registration,
+                    at: presetChoice.source)
+            }
             for key in preset.requires where values[key] == nil {
                 guard reportingMissing else {
                     throw Self.problem("preset '\(preset.name)' needs \(key.rawValue); give \(key.waysToSet)", at: presetChoice.source)
@@ -65,13 +71,28 @@ package struct ConfigurationResolver: Sendable {
                     reason: "required for this server; give \(ConfigurationKey.clientId.waysToSet)"))
         }
         let placeholder = ServerSelection.known(AuthorizationServer(authorizationEndpoint: "", tokenEndpoint: ""))
-        let server = missing.isEmpty ? try self.server(values) : ((try? self.server(values)) ?? placeholder)
-        let client = try self.client(values, presetLayer: presetLayer, placeholderId: missing.isEmpty ? nil : "")
+        let chosen: (selection: ServerSelection, notice: String?) =
+            missing.isEmpty ? try self.server(values, preset: preset) : ((try? self.server(values, preset: preset)) ?? (placeholder, nil))
+        let server = chosen.selection
+        var client = try self.client(values, presetLayer: presetLayer, placeholderId: missing.isEmpty ? nil : "")
+        var notices = [chosen.notice, preset?.provider.signInNotice].compactMap { $0 }
+        if let preset, preset.provider.takesAudience {
+            if let audience = values.text(.audience) {
+                let parameter = AuthorizationParameter(name: "audience", value: audience.value)
+                client.configuration.additionalAuthorizationParameters.append(parameter)
+                client.parameters.append(Sourced(parameter, from: audience.source))
+            } else {
+                notices.append(
+                    "\(preset.name): without --audience (your API's identifier) the access token is opaque, good only for the provider's userinfo endpoint."
+                )
+            }
+        }
         var resolved = ResolvedConfiguration(
             server: server, client: client.configuration, preset: presetChoice,
             username: values.text(.username), jwtKeyFile: values.text(.jwtKeyFile), audience: values.text(.audience),
             settings: settings(values, server: server, parameters: client.parameters))
         resolved.missing = missing
+        resolved.notices = notices
         if let browser = values[.browser], case .words(let arguments) = browser.value {
             resolved.browser = Sourced(arguments, from: browser.source)
         }
@@ -144,18 +165,69 @@ package struct ConfigurationResolver: Sendable {
 
     // MARK: - Server
 
-    private func server(_ values: ConfigurationLookup) throws(OAuthError) -> ServerSelection {
+    /// The server `values` name, with what the person should know about the choice. A preset that
+    /// knows its provider turns its keys (`host`, `tenant`, `authority`, `issuer`, `domain`) into the
+    /// server (`ProviderPreset.discoveryTarget`); an issuer given outside the preset wins over them.
+    private func server(_ values: ConfigurationLookup, preset: Preset?) throws(OAuthError) -> (selection: ServerSelection, notice: String?) {
         let endpointKeys: [ConfigurationKey] = [.revokeURL, .userinfoURL, .jwksURL, .deviceAuthorizationURL]
-        if let host = values.text(.host) {
-            // Only the github preset sets or takes a host (`ProviderOptions` refuses --host without it).
-            do {
-                return .known(try GitHub.server(host: host.value))
-            } catch .configuration(let message) {
-                throw Self.problem(message.text, at: host.source)
-            } catch {
-                throw error
+        for key in [ConfigurationKey.host, .tenant, .authority, .domain] {
+            guard let value = values[key] else { continue }
+            let takesIt: Bool
+            switch preset?.provider.serverLocation {
+            case .gitHubHost?, .gitLabHost?: takesIt = key == .host
+            case .entraTenant?: takesIt = key == .tenant || key == .authority
+            case .cognitoUserPool?: takesIt = key == .domain
+            default: takesIt = false
+            }
+            guard takesIt else {
+                let presets = key == .host ? "github and gitlab presets" : key == .domain ? "cognito preset" : "entra preset"
+                throw Self.problem("\(key.rawValue) is for the \(presets); give --preset with it", at: value.source)
             }
         }
+        if let preset, case .gitHubHost = preset.provider.serverLocation, let host = values.text(.host) {
+            return (.known(try Self.checked(at: host.source) { () throws(OAuthError) in try GitHub.server(host: host.value) }), nil)
+        }
+        if let preset, Self.locatesItsOwnServer(preset.provider.serverLocation) {
+            let issuer = values.text(.issuer)
+            let explicitIssuer = issuer.flatMap { value -> Sourced<String>? in
+                if case .preset = value.source { return nil }
+                return value
+            }
+            let given = [values.text(.host), values.text(.tenant), values.text(.authority), values.text(.domain), issuer].compactMap { $0 }
+            let source = explicitIssuer?.source ?? given.first { if case .preset = $0.source { false } else { true } }?.source ?? .builtIn
+            let instance = ProviderPreset.Instance(
+                host: values.text(.host)?.value, issuer: explicitIssuer?.value ?? issuer?.value, tenant: values.text(.tenant)?.value,
+                authority: values.text(.authority)?.value, domain: values.text(.domain)?.value)
+            guard let target = try Self.checked(at: source, { () throws(OAuthError) in try preset.provider.discoveryTarget(instance) }) else {
+                preconditionFailure("presets located by issuer, host or tenant have a discovery target")
+            }
+            try Self.check(at: source) { () throws(OAuthError) in try EndpointURL.requireSecure(target.issuer, name: "issuer") }
+            for key in endpointKeys {
+                if let value = values.text(key) {
+                    try Self.check(at: value.source) { () throws(OAuthError) in try EndpointURL.requireSecure(value.value, name: key.rawValue) }
+                }
+            }
+            let overrides = EndpointOverrides(
+                authorizationEndpoint: target.authorizationEndpoint, tokenEndpoint: target.tokenEndpoint,
+                revocationEndpoint: values.text(.revokeURL)?.value ?? target.revocationEndpoint,
+                userinfoEndpoint: values.text(.userinfoURL)?.value ?? target.userinfoEndpoint, jwksURI: values.text(.jwksURL)?.value,
+                deviceAuthorizationEndpoint: values.text(.deviceAuthorizationURL)?.value)
+            return (.discover(issuer: target.issuer, overrides: overrides), target.notice)
+        }
+        return (try server(values, endpointKeys: endpointKeys), nil)
+    }
+
+    /// Whether a preset turns its own keys into the server (GitLab, Entra, Okta, Auth0, Cognito),
+    /// rather than taking a Salesforce host, an issuer as it is, or explicit endpoints.
+    private static func locatesItsOwnServer(_ location: ProviderPreset.ServerLocation) -> Bool {
+        switch location {
+        case .gitLabHost, .entraTenant, .oktaIssuer, .auth0Domain, .cognitoUserPool: return true
+        case .issuer, .gitHubHost, .salesforceLoginHost, .salesforceMyDomain: return false
+        }
+    }
+
+    /// The server named by a Salesforce host, an issuer, or explicit endpoints.
+    private func server(_ values: ConfigurationLookup, endpointKeys: [ConfigurationKey]) throws(OAuthError) -> ServerSelection {
         if let host = values.text(.instanceURL) ?? values.text(.loginURL) {
             if let key = endpointKeys.first(where: { values[$0] != nil }), let value = values[key] {
                 throw Self.problem(
@@ -279,6 +351,17 @@ package struct ConfigurationResolver: Sendable {
     static func problem(_ message: String, at source: ConfigurationSource) -> OAuthError {
         if let (path, line) = source.fileLocation { return .configuration("\(path):\(line): \(message)") }
         return .configuration("\(source): \(message)")
+    }
+
+    /// The value of `body`, with `source` put in front of a configuration error it throws.
+    static func checked<Value>(at source: ConfigurationSource, _ body: () throws(OAuthError) -> Value) throws(OAuthError) -> Value {
+        do {
+            return try body()
+        } catch .configuration(let message) {
+            throw problem(message.text, at: source)
+        } catch {
+            throw error
+        }
     }
 
     /// Runs `body`, putting `source` in front of a configuration error it throws.

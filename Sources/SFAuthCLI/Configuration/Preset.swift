@@ -42,15 +42,24 @@ package struct Preset: Sendable, Equatable {
             requires = []
         case .salesforceMyDomain:
             requires = [.instanceURL]
-        case .issuer:
+        case .issuer, .oktaIssuer, .auth0Domain:
             if let issuer = provider.issuer {
                 layer.set(.issuer, .text(issuer), from: source)
                 requires = []
             } else {
                 requires = [.issuer]
             }
+        case .cognitoUserPool:
+            requires = [.issuer, .domain]
         case .gitHubHost:
             layer.set(.host, .text(GitHub.defaultHost), from: source)
+            requires = []
+        case .gitLabHost:
+            layer.set(.host, .text(GitLab.defaultHost), from: source)
+            requires = []
+        case .entraTenant:
+            layer.set(.tenant, .text(Entra.defaultTenant), from: source)
+            layer.set(.authority, .text(Entra.defaultAuthority), from: source)
             requires = []
         }
         if let clientId = provider.clientId {

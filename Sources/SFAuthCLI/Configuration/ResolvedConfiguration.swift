@@ -21,6 +21,9 @@ package struct ResolvedConfiguration: Sendable, Equatable {
     package var settings: [ResolvedSetting]
     /// Required values that are not set (only when resolved with `reportingMissing`).
     package var missing: [MissingSetting] = []
+    /// What the person should know before signing in with this configuration (the server a preset
+    /// chose, what a provider shows when its registration lacks something).
+    package var notices: [String] = []
 
     /// Creates a resolved configuration.
     package init(
@@ -90,6 +93,10 @@ package enum ServerSelection: Sendable, Equatable {
 
 /// Endpoints given explicitly next to an issuer; each replaces the discovered one when set.
 package struct EndpointOverrides: Sendable, Equatable {
+    /// Replaces the `authorization_endpoint` (a Cognito user pool's domain).
+    package var authorizationEndpoint: String?
+    /// Replaces the `token_endpoint` (a Cognito user pool's domain).
+    package var tokenEndpoint: String?
     /// `revoke_url`: replaces the `revocation_endpoint`.
     package var revocationEndpoint: String?
     /// `userinfo_url`: replaces the `userinfo_endpoint`.
@@ -101,9 +108,11 @@ package struct EndpointOverrides: Sendable, Equatable {
 
     /// Creates overrides; `nil` keeps the discovered endpoint.
     package init(
-        revocationEndpoint: String? = nil, userinfoEndpoint: String? = nil, jwksURI: String? = nil,
-        deviceAuthorizationEndpoint: String? = nil
+        authorizationEndpoint: String? = nil, tokenEndpoint: String? = nil, revocationEndpoint: String? = nil,
+        userinfoEndpoint: String? = nil, jwksURI: String? = nil, deviceAuthorizationEndpoint: String? = nil
     ) {
+        self.authorizationEndpoint = authorizationEndpoint
+        self.tokenEndpoint = tokenEndpoint
         self.revocationEndpoint = revocationEndpoint
         self.userinfoEndpoint = userinfoEndpoint
         self.jwksURI = jwksURI
@@ -113,6 +122,8 @@ package struct EndpointOverrides: Sendable, Equatable {
     /// `server` with the overridden endpoints replaced.
     package func applied(to server: AuthorizationServer) -> AuthorizationServer {
         var server = server
+        if let authorizationEndpoint { server.authorizationEndpoint = authorizationEndpoint }
+        if let tokenEndpoint { server.tokenEndpoint = tokenEndpoint }
         if let revocationEndpoint { server.revocationEndpoint = revocationEndpoint }
         if let userinfoEndpoint { server.userinfoEndpoint = userinfoEndpoint }
         if let jwksURI { server.jwksURI = jwksURI }

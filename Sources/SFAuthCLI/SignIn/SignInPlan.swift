@@ -108,6 +108,7 @@ extension SignInPlan {
             client.clientSecret = inputs.clientSecret
             grant = try Self.grant(for: request.grant, resolved)
             profileBrowser = resolved.browser?.value
+            notices += resolved.notices
             if case .discover = server, grant == .browser, resolved.setting("scopes")?.source == .builtIn { scopesFromDiscovery = true }
         }
         if grant == .deviceCode, case .known(let known) = server, known.flavor == .salesforce {
@@ -148,8 +149,9 @@ extension SignInPlan {
             }
             return .jwtBearer(keyFile: keyFile.value, keyID: nil, username: username, audience: resolved.audience?.value)
         }
-        if let audience = resolved.audience {
-            throw .configuration("\(audience.source): audience is for the JWT bearer grant; give --jwt-key-file too")
+        // With a preset that takes an audience (Auth0's), it went on the authorization request.
+        if let audience = resolved.audience, resolved.client.additionalAuthorizationParameters.contains(where: { $0.name == "audience" }) == false {
+            throw .configuration("\(audience.source): audience is for the JWT bearer grant (or --preset auth0); give --jwt-key-file too")
         }
         return .browser
     }

@@ -20,7 +20,7 @@ struct StoredAccountSignIn {
         let same: Bool
         switch named {
         case .known(let other): same = other.tokenEndpoint == server.tokenEndpoint
-        case .discover(let issuer, _): same = server.issuer == issuer
+        case .discover(let issuer, _): same = server.issuer.map { $0 == issuer || Entra.isDocumentedIssuer($0, for: issuer) } ?? false
         }
         guard same else {
             let theirs =

@@ -36,6 +36,8 @@ package enum SFAuthWords {
                 + "or leave out --port where the server takes any loopback port."
         case .answerSalesforceRefusal(let refusal):
             return salesforceNextStep(refusal)
+        case .answerEntraRefusal(let refusal):
+            return refusal.nextStep
         case .allowHost(let host):
             return "Add --allow-host \(host) if you trust it."
         case .tryAgain, .tryAgainLater:

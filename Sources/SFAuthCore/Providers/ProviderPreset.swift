@@ -18,6 +18,68 @@ public struct ProviderPreset: Sendable, Equatable {
         case issuer
         /// GitHub: github.com, or the GitHub Enterprise Server at a host given at sign-in (`GitHub`).
         case gitHubHost
+        /// GitLab: gitlab.com, or the self-managed instance at a host given at sign-in; its issuer is
+        /// the instance's root (`GitLab`).
+        case gitLabHost
+        /// Microsoft Entra ID: a tenant under an authority (`Entra`).
+        case entraTenant
+        /// Okta: an authorization server's issuer; an org's bare URL means its `default` custom
+        /// authorization server (`Okta`).
+        case oktaIssuer
+        /// Auth0: the tenant's domain, whose issuer ends with `/` (`Auth0`).
+        case auth0Domain
+        /// Amazon Cognito: the user pool's issuer, and its domain for the OAuth endpoints (`Cognito`).
+        case cognitoUserPool
+    }
+
+    /// What points a preset at the user's own instance: the values of its keys (`--host`,
+    /// `--issuer`, `--tenant`, `--authority`, `--domain`); `nil` takes the preset's default.
+    public struct Instance: Sendable, Equatable {
+        /// A forge's host (GitHub, GitLab).
+        public var host: String?
+        /// An issuer (Google, Okta, Auth0, Keycloak, Cognito, any OpenID Connect provider).
+        public var issuer: String?
+        /// An Entra tenant: `organizations` (default), `common`, `consumers`, or a tenant id or domain.
+        public var tenant: String?
+        /// An Entra authority (sovereign clouds). Default: `https://login.microsoftonline.com`.
+        public var authority: String?
+        /// A Cognito user pool's domain (`DOMAIN.auth.REGION.amazoncognito.com`).
+        public var domain: String?
+
+        /// Creates the instance settings; leave out what the preset does not take.
+        public init(host: String? = nil, issuer: String? = nil, tenant: String? = nil, authority: String? = nil, domain: String? = nil) {
+            self.host = host
+            self.issuer = issuer
+            self.tenant = tenant
+            self.authority = authority
+            self.domain = domain
+        }
+    }
+
+    /// Where an issuer-based preset's server is, before its metadata is read.
+    public struct DiscoveryTarget: Sendable, Equatable {
+        /// The issuer whose metadata to read (`DiscoveryClient.discover(issuer:)`).
+        public var issuer: String
+        /// Endpoints that replace the discovered ones (Cognito's domain).
+        public var authorizationEndpoint: String?
+        /// See `authorizationEndpoint`.
+        public var tokenEndpoint: String?
+        /// See `authorizationEndpoint`.
+        public var revocationEndpoint: String?
+        /// See `authorizationEndpoint`.
+        public var userinfoEndpoint: String?
+        /// What the person should know about the choice (Okta's default authorization server).
+        public var notice: String?
+
+        /// The discovered `server` with this target's endpoints in place.
+        public func applied(to server: AuthorizationServer) -> AuthorizationServer {
+            var server = server
+            if let authorizationEndpoint { server.authorizationEndpoint = authorizationEndpoint }
+            if let tokenEndpoint { server.tokenEndpoint = tokenEndpoint }
+            if let revocationEndpoint { server.revocationEndpoint = revocationEndpoint }
+            if let userinfoEndpoint { server.userinfoEndpoint = userinfoEndpoint }
+            return server
+        }
     }
 
     /// The name sfauth knows it by: `salesforce`, `salesforce-sandbox`, `salesforce-mydomain`, `oidc`.
@@ -39,6 +101,16 @@ public struct ProviderPreset: Sendable, Equatable {
     /// Parameters the provider needs on the authorization request, e.g. Google's
     /// `access_type=offline`.
     public let authorizationParameters: [AuthorizationParameter]
+    /// Whether the API the token is for is named by an `audience` authorization parameter
+    /// (Auth0: without one the access token is opaque, good only for `/userinfo`).
+    public var takesAudience = false
+    /// What a user registers at the provider to use this preset, step by step: the console page, the
+    /// kind of client, the redirect URI exactly as sfauth sends it, the scopes. `nil` when the preset
+    /// comes with a client (Salesforce's).
+    public var registration: String?
+    /// What the person should know before signing in (Entra's redirect URI, shown on Microsoft's own
+    /// page when it is not registered).
+    public var signInNotice: String?
 
     /// Salesforce production: login.salesforce.com, through the connected app of Salesforce's own CLI.
     /// The preset used when nothing else is chosen.
@@ -64,31 +136,10 @@ public struct ProviderPreset: Sendable, Equatable {
         name: "oidc", summary: "OpenID Connect provider by issuer (give issuer and client_id)", serverLocation: .issuer,
         clientId: nil, scopes: ["openid", "offline_access"], redirect: RedirectConfiguration(host: "127.0.0.1", port: 0, path: "/callback"))
 
-    /// GitHub (github.com, or an Enterprise Server's `host`) through an OAuth app or a GitHub App the
-    /// user registers, with its client secret (GitHub's web flow requires it), asking for `repo`
-    /// (what git and the repository APIs need), on any free loopback port: GitHub accepts any port
-    /// for a registered `http://127.0.0.1/callback` (docs.github.com, "Loopback redirect urls").
-    public static let github = ProviderPreset(
-        name: "github", summary: "GitHub or GitHub Enterprise Server (give client_id; host for an Enterprise Server)",
-        serverLocation: .gitHubHost, clientId: nil, scopes: ["repo"],
-        redirect: RedirectConfiguration(host: "127.0.0.1", port: 0, path: "/callback"))
-
-    /// Google, through a Desktop ("installed app") OAuth client the user creates in the Google Cloud
-    /// console, with its client secret — which Google requires at the code exchange and at every
-    /// refresh, and documents as not confidential for installed apps. A refresh token comes only
-    /// with `access_type=offline`, and again on a later sign-in only when consent is shown
-    /// (`prompt=consent`): both are asked for. Any free loopback port
-    /// (developers.google.com/identity/protocols/oauth2/native-app).
-    public static let google = ProviderPreset(
-        name: "google", summary: "Google accounts (give client_id of a Desktop client, and its secret)", serverLocation: .issuer,
-        clientId: nil, scopes: ["openid", "email", "profile"], redirect: RedirectConfiguration(host: "127.0.0.1", port: 0, path: "/callback"),
-        issuer: "https://accounts.google.com",
-        authorizationParameters: [
-            AuthorizationParameter(name: "access_type", value: "offline"), AuthorizationParameter(name: "prompt", value: "consent"),
-        ])
-
     /// Every preset, by name.
-    public static let all: [ProviderPreset] = [.github, .google, .oidc, .salesforce, .salesforceMyDomain, .salesforceSandbox]
+    public static let all: [ProviderPreset] = [
+        .github, .gitlab, .google, .entra, .okta, .auth0, .keycloak, .cognito, .oidc, .salesforce, .salesforceMyDomain, .salesforceSandbox,
+    ]
 
     /// The preset called `name`, or `nil`.
     public static func named(_ name: String) -> ProviderPreset? {
@@ -113,6 +164,54 @@ public struct ProviderPreset: Sendable, Equatable {
         self.redirect = redirect
     }
 
+    /// Where an issuer-based preset's server is for `instance`: the issuer to discover and the
+    /// endpoints that replace discovered ones; `nil` for presets whose server is known without
+    /// metadata (`server(instanceURL:host:)`: Salesforce, GitHub).
+    ///
+    /// ```swift
+    /// let target = try ProviderPreset.entra.discoveryTarget(ProviderPreset.Instance(tenant: "common"))!
+    /// let metadata = try await DiscoveryClient(cacheDirectory: nil).discover(issuer: target.issuer)
+    /// let server = target.applied(to: metadata.server)
+    /// ```
+    ///
+    /// - Throws: `OAuthError.configuration` when a key the preset needs is missing or is not what
+    ///   it should be (a host that is not one, a tenant that is not one).
+    public func discoveryTarget(_ instance: Instance) throws(OAuthError) -> DiscoveryTarget? {
+        func required(_ value: String?, _ what: String) throws(OAuthError) -> String {
+            guard let value, !value.isEmpty else { throw .configuration("the \(name) preset needs \(what)") }
+            return value
+        }
+        switch serverLocation {
+        case .salesforceLoginHost, .salesforceMyDomain, .gitHubHost:
+            return nil
+        case .gitLabHost:
+            if let issuer = instance.issuer { return DiscoveryTarget(issuer: issuer) }
+            return DiscoveryTarget(issuer: try GitLab.issuer(host: instance.host ?? GitLab.defaultHost))
+        case .entraTenant:
+            if let issuer = instance.issuer { return DiscoveryTarget(issuer: issuer) }
+            return DiscoveryTarget(
+                issuer: try Entra.issuer(tenant: instance.tenant ?? Entra.defaultTenant, authority: instance.authority ?? Entra.defaultAuthority))
+        case .issuer:
+            return DiscoveryTarget(issuer: try required(instance.issuer ?? issuer, "an issuer"))
+        case .oktaIssuer:
+            let (issuer, notice) = Okta.issuer(given: try required(instance.issuer, "the issuer of your Okta org (https://ORG.okta.com)"))
+            return DiscoveryTarget(issuer: issuer, notice: notice)
+        case .auth0Domain:
+            return DiscoveryTarget(issuer: Auth0.issuer(domain: try required(instance.issuer, "your Auth0 tenant's domain as the issuer")))
+        case .cognitoUserPool:
+            var target = DiscoveryTarget(
+                issuer: try required(instance.issuer, "the user pool's issuer (https://cognito-idp.REGION.amazonaws.com/POOL_ID)"))
+            if let domain = instance.domain {
+                let endpoints = try Cognito.endpoints(domain: domain)
+                target.authorizationEndpoint = endpoints.authorize
+                target.tokenEndpoint = endpoints.token
+                target.revocationEndpoint = endpoints.revoke
+                target.userinfoEndpoint = endpoints.userinfo
+            }
+            return target
+        }
+    }
+
     /// The authorization server: the fixed one, for a My Domain the one at `instanceURL`, for GitHub
     /// the one at `host` (default github.com); `nil` when the server must be discovered from an
     /// issuer, a My Domain is not given, or `host` is not one.
@@ -121,7 +220,7 @@ public struct ProviderPreset: Sendable, Equatable {
         case .gitHubHost: return try? GitHub.server(host: host ?? GitHub.defaultHost)
         case .salesforceLoginHost(let host): return Salesforce.server(loginHost: host)
         case .salesforceMyDomain: return instanceURL.map(Salesforce.server(loginHost:))
-        case .issuer: return nil
+        case .issuer, .gitLabHost, .entraTenant, .oktaIssuer, .auth0Domain, .cognitoUserPool: return nil
         }
     }
 

@@ -22,9 +22,6 @@ struct ProviderOptions: ParsableArguments {
 
     func validate() throws {
         if server.sandbox && server.preset != nil { throw ValidationError("Give --sandbox or --preset, not both.") }
-        if server.host != nil && server.preset != ProviderPreset.github.name {
-            throw ValidationError("--host names a GitHub Enterprise Server: give it with --preset github.")
-        }
         if let bad = client.parameters.first(where: { !$0.contains("=") || $0.hasPrefix("=") }) {
             throw ValidationError("--param takes name=value, not '\(bad)'.")
         }
@@ -35,7 +32,8 @@ struct ProviderOptions: ParsableArguments {
         var layer = ConfigurationLayer()
         if server.sandbox { layer.set(.preset, .text(ProviderPreset.salesforceSandbox.name), from: .flag("--sandbox")) }
         let texts: [(ConfigurationKey, String?)] = [
-            (.preset, server.preset), (.host, server.host), (.instanceURL, server.instanceURL), (.issuer, server.issuer),
+            (.preset, server.preset), (.host, server.host), (.tenant, server.tenant), (.authority, server.authority),
+            (.domain, server.domain), (.instanceURL, server.instanceURL), (.issuer, server.issuer),
             (.authorizeURL, server.authorizeURL),
             (.tokenURL, server.tokenURL), (.revokeURL, server.revokeURL), (.userinfoURL, server.userinfoURL),
             (.deviceAuthorizationURL, server.deviceAuthorizationURL), (.clientId, client.clientId), (.callbackHost, redirect.callbackHost),
@@ -80,9 +78,25 @@ struct ServerOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "With --preset github: a GitHub Enterprise Server's host (ghe.example.com; its API is under /api/v3). Default: github.com.",
+            "With --preset github or gitlab: your own instance's host (ghe.example.com, gitlab.example.com). Default: github.com, gitlab.com.",
             valueName: "host"))
     var host: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --preset entra: the tenant, organizations (default), common, consumers, or your tenant id or domain.", valueName: "tenant"))
+    var tenant: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --preset entra: the sign-in host of a sovereign cloud, e.g. https://login.microsoftonline.us. Default: https://login.microsoftonline.com.",
+            valueName: "url"))
+    var authority: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --preset cognito: the user pool's domain (DOMAIN.auth.REGION.amazoncognito.com, or your custom domain).", valueName: "host"))
+    var domain: String?
 
     @Option(help: ArgumentHelp("Sign in through a Salesforce My Domain, e.g. https://acme.my.salesforce.com.", valueName: "url"))
     var instanceURL: String?
@@ -161,7 +175,7 @@ struct GrantSettingOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "The JWT assertion's audience. Default: https://login.salesforce.com (test.salesforce.com for sandboxes) for Salesforce, else the issuer or token endpoint.",
+            "The JWT assertion's audience (default: https://login.salesforce.com, test.salesforce.com for sandboxes, else the issuer or token endpoint); with --preset auth0, the API the access token is for.",
             valueName: "url"))
     var audience: String?
 }
