@@ -12,7 +12,9 @@ package struct DoctorCheck: Sendable, Equatable {
         case problem = "PROBLEM"
     }
 
-    /// The check's name: `display`, `browser`, `ssh`, `keyring`, `store`, `port`, `proxy`, `clock`.
+    /// The check's name: `display`, `browser`, `ssh`, `keyring`, `store`, `port`, `proxy`, `clock`;
+    /// with a server named (`ServerMetadataReview`): `config`, `metadata`, `issuer`, `http`,
+    /// `endpoint`, `pkce`, `revoke`, `iss`, `refresh`, `device`.
     package var name: String
     /// The verdict.
     package var verdict: Verdict
@@ -34,7 +36,8 @@ package struct DoctorCheck: Sendable, Equatable {
     /// The most a clock may be off before tokens and assertions are refused.
     package static let tolerableClockOffset: Double = 60
 
-    /// The verdicts on `facts`, one per check, in the order they are printed.
+    /// The verdicts on `facts`, one per check, in the order they are printed: the server's lines
+    /// (when `facts.server` is set) before the clock, which is compared with that same server.
     package static func checks(_ facts: DoctorFacts) -> [DoctorCheck] {
         var checks = [display(facts), browser(facts)]
         if facts.session.isSSH {
@@ -45,7 +48,14 @@ package struct DoctorCheck: Sendable, Equatable {
                     "connected over SSH from \(client): a browser there reaches this login through `ssh -L PORT:localhost:PORT`, or paste the address back"
                 ))
         }
-        checks += [keyring(facts.keyring), store(facts.store), port(facts.port), proxy(facts), clock(facts.clock)]
+        checks += [keyring(facts.keyring), store(facts.store), port(facts.port), proxy(facts)]
+        if let server = facts.server { checks += ServerMetadataReview.checks(server) }
+        switch facts.server {
+        case .unresolved?, .metadata(_, _, .unreachable)?:
+            break  // a server line already says there is no server to compare clocks with, or why it cannot be reached
+        default:
+            checks.append(clock(facts.clock))
+        }
         return checks
     }
 

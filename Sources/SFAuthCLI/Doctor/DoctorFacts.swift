@@ -23,6 +23,8 @@ package struct DoctorFacts: Sendable, Equatable {
     package var noProxy: String?
     /// The clock against a server's.
     package var clock: Clock
+    /// The server `--issuer` or `--preset` names, and its metadata; `nil` when neither was given.
+    package var server: Server?
 
     /// The credentials directory.
     package enum Store: Sendable, Equatable {
@@ -58,11 +60,34 @@ package struct DoctorFacts: Sendable, Equatable {
         case offset(url: String, seconds: Double)
     }
 
+    /// The server a sign-in would use, as `sfauth login` resolves the same options.
+    package enum Server: Sendable, Equatable {
+        /// The options name no server a sign-in could use: the configuration's own words.
+        case unresolved(String)
+        /// Endpoints sfauth knows without asking (GitHub, Salesforce, endpoints given one by one):
+        /// the preset's name (or `nil`) and the authorization endpoint.
+        case builtIn(preset: String?, authorizationEndpoint: String)
+        /// An issuer whose metadata a sign-in reads, the endpoints configured over it, and what its
+        /// metadata locations answered.
+        case metadata(issuer: String, overrides: EndpointOverrides, answer: MetadataAnswer)
+    }
+
+    /// What an issuer's metadata locations (`DiscoveryDocument.locations(issuer:)`) answered, read
+    /// in order as a sign-in reads them: a 404 sends it on to the next one, any other answer stops it.
+    package enum MetadataAnswer: Sendable, Equatable {
+        /// A location could not be reached.
+        case unreachable(location: String, reason: String)
+        /// Every location answered 404.
+        case notFound(locations: [String])
+        /// A location answered something other than 404.
+        case response(location: String, HTTPResponse)
+    }
+
     /// Creates facts.
     package init(
         session: TerminalSession, opener: String? = nil, browserFound: Bool? = nil, displayAnswers: Bool? = nil,
         keyring: SecretServiceAvailability, store: Store, port: Port, proxies: [String] = [], noProxy: String? = nil,
-        clock: Clock
+        clock: Clock, server: Server? = nil
     ) {
         self.session = session
         self.browserFound = browserFound
@@ -74,5 +99,6 @@ package struct DoctorFacts: Sendable, Equatable {
         self.proxies = proxies
         self.noProxy = noProxy
         self.clock = clock
+        self.server = server
     }
 }

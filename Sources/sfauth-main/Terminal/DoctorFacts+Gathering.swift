@@ -6,16 +6,24 @@ import SFAuthCLI
 extension DoctorFacts {
     /// Looks at this machine: the session, the browser opener, the keyring, the store, the callback
     /// port, the proxies, and the clock of `server` (else the default account's server) — the only
-    /// network request.
+    /// network request — or, when `serverOptions` is given, the server they name: its metadata, and
+    /// the clock of the host that published it.
     ///
     /// - Parameters:
     ///   - port: the callback port to check; default: the default account's, else Salesforce's 1717.
-    static func gather(in context: CommandContext, server: String?, port: UInt16?) async -> DoctorFacts {
+    ///   - serverOptions: `--preset`, `--issuer` and `--host`, as a configuration layer; `nil` when
+    ///     none was given.
+    static func gather(in context: CommandContext, server: String?, port: UInt16?, serverOptions: ConfigurationLayer? = nil) async
+        -> DoctorFacts
+    {
         let environment = context.environment
         let (store, account) = storeAndDefaultAccount(context)
         let proxyVariables = ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]
         var clock = Clock.noServer
-        if let target = server ?? account.map({ $0.server.issuer ?? $0.server.tokenEndpoint }) {
+        var named: Server?
+        if let serverOptions {
+            (named, clock) = await Self.server(namedBy: serverOptions, in: context)
+        } else if let target = server ?? account.map({ $0.server.issuer ?? $0.server.tokenEndpoint }) {
             clock = await Self.clock(against: target, in: context)
         }
         return DoctorFacts(
@@ -28,7 +36,7 @@ extension DoctorFacts {
             port: callbackPort(port ?? account?.signInRecipe.callbackPort ?? Salesforce.defaultRedirect.port),
             proxies: proxyVariables.filter { !(environment[$0] ?? "").isEmpty },
             noProxy: environment["no_proxy"] ?? environment["NO_PROXY"],
-            clock: clock)
+            clock: clock, server: named)
     }
 
     /// Whether the store can be used (creating nothing), and its default account.
@@ -62,18 +70,22 @@ extension DoctorFacts {
 
     /// This machine's clock against the server's `Date` header: ID tokens and JWT assertions are
     /// refused when the two disagree by minutes.
-    private static func clock(against url: String, in context: CommandContext) async -> Clock {
+    static func clock(against url: String, in context: CommandContext) async -> Clock {
         do throws(OAuthError) {
             let client = try context.httpClient(connectTimeout: .seconds(5), totalTimeout: .seconds(10))
             let before = Date()
             let response = try await client.sendForOAuth(HTTPRequest(method: "HEAD", url: url))
-            let after = Date()
-            guard let header = response.headers["date"], let serverTime = HTTPDate.parse(header) else { return .noDate(url: url) }
-            let local = before.addingTimeInterval(after.timeIntervalSince(before) / 2)
-            return .offset(url: url, seconds: local.timeIntervalSince(serverTime))
+            return clock(of: response, from: url, sentAt: before, answeredAt: Date())
         } catch {
             return .unreachable(url: url, reason: error.description)
         }
+    }
+
+    /// This machine's clock against the `Date` of `response`, taken as the middle of the exchange.
+    static func clock(of response: HTTPResponse, from url: String, sentAt before: Date, answeredAt after: Date) -> Clock {
+        guard let header = response.headers["date"], let serverTime = HTTPDate.parse(header) else { return .noDate(url: url) }
+        let local = before.addingTimeInterval(after.timeIntervalSince(before) / 2)
+        return .offset(url: url, seconds: local.timeIntervalSince(serverTime))
     }
 
     /// Whether one of the commands of `$BROWSER` (a colon-separated list, as xdg-open reads it) exists.
