@@ -110,7 +110,7 @@ def test_profile_choice_flag_over_environment_over_default_profile(sfauth, serve
     ('[profile.w]\ncallback_port = "1717"\n', 2, "callback_port must be a port number (an integer without quotes), not a string"),
     ('# c\n[profile.w]\nissuer = "https://idp.example\n', 3, 'unterminated string (missing closing ")'),
     ('[profile.w]\nscopes = ["a"]\nscopes = ["b"]\n', 3, "duplicate key 'scopes' in [profile.w] (first set on line 2)"),
-    ('[profile.w]\npreset = "salesforce-prod"\n', 2, "unknown preset 'salesforce-prod'; presets: github, google, oidc, salesforce, "),
+    ('[profile.w]\npreset = "salesforce-prod"\n', 2, "unknown preset 'salesforce-prod'; presets: auth0, cognito, entra, github, gitlab, google, keycloak, oidc, okta, salesforce, "),
     ('[profile.w]\nissuer = "http://idp.example"\nclient_id = "c"\n', 2, "the issuer 'http://idp.example' uses plain http"),
 ])
 def test_a_bad_file_says_file_line_and_what_is_wrong(sfauth, config_home, text, line, message):

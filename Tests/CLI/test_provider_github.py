@@ -126,3 +126,46 @@ def test_a_refused_refresh_token_at_http_200_asks_for_a_new_sign_in(sfauth, gith
     assert result.returncode == 3, result.stderr  # login required, not "the server may be failing"
     assert "bad_refresh_token" in result.stderr
     assert "sfauth login" in result.stderr
+
+
+def test_the_device_flow_polls_through_pending_and_slow_down_answered_with_http_200(sfauth, oauth_app, tmp_path):
+    """GitHub's device flow (`/login/device/code`, no verification_uri_complete): every poll answer
+    is HTTP 200, `authorization_pending` and `slow_down` included; sfauth keeps polling (slower after
+    slow_down) until the person approves, and needs no client secret for it."""
+    import re
+    import threading
+
+    from testkit import run_browser
+
+    gh = oauth_app
+    gh.device_interval = 1
+    gh.force_slow_down()
+    process = sfauth.start("login", "--preset", "github", "--host", gh.base_url, "--client-id", gh.client_id, "--device")
+    process.stdin.close()
+    process.stdin = None
+    shown, code = [], None
+    deadline = time.time() + 30
+    while time.time() < deadline and code is None:
+        line = process.stderr.readline()
+        if not line:
+            break
+        shown.append(line)
+        found = re.fullmatch(r"\s*([A-Z0-9]{4}-[A-Z0-9]{4})\s*", line)  # the code, on a line of its own
+        code = found and found.group(1)
+    assert code, "no user code on stderr:\n" + "".join(shown)
+    assert gh.base_url + "/login/device" in "".join(shown)
+    time.sleep(2.5)  # a few polls: authorization_pending, then the forced slow_down
+    approved = {}
+    browser = threading.Thread(target=lambda: approved.update(run_browser(gh.base_url + "/login/device", user_code=code)))
+    browser.start()
+    stdout, stderr = process.communicate(timeout=90)
+    browser.join(timeout=60)
+    assert process.returncode == OK, "".join(shown) + stderr
+    polls = [r for r in gh.requests_to("/login/oauth/access_token")
+             if r.form.get("grant_type") == "urn:ietf:params:oauth:grant-type:device_code"]
+    assert len(polls) >= 2 and not any(r.form.get("client_secret") for r in polls)
+    [name] = sfauth.stored_accounts()
+    record = json.loads((sfauth.home / "accounts" / name).read_text())
+    assert record["username"] == "alice"
+    token = sfauth.run("token")
+    assert api_status(gh, token.stdout.strip())[0] == 200

@@ -201,8 +201,10 @@ public struct TokenSource: Sendable {
             var rejected = credentials
             rejected.status = .loginRequired
             try store.update(rejected)
+            let explanation = error.providerExplanation.map { " " + $0 } ?? ""
             throw .loginRequired(
-                Problem("The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)).", remedy: .signIn(credentials)))
+                Problem(
+                    "The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)).\(explanation)", remedy: .signIn(credentials)))
         }
         var refreshed = current.refreshed(with: response, now: clock.now())
         refreshed.clientAuthentication = clientAuthentication

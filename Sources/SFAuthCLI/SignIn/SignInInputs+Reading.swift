@@ -12,11 +12,13 @@ extension SignInInputs {
     ///   - context: the process's context (the environment, the terminal session).
     package static func read(for request: SignInRequest, store: FileCredentialStore, context: CommandContext) throws(OAuthError) -> SignInInputs {
         let settings = context.settings
-        let clientSecret = try readClientSecret(file: request.clientSecretFile) ?? context.clientSecret
+        let clientFile = try request.clientFile.map { path throws(OAuthError) in try readGoogleClientFile(path) }
+        let clientSecret = try readClientSecret(file: request.clientSecretFile) ?? clientFile?.clientSecret ?? context.clientSecret
         let sfdx = try request.sfdxURLFile.map { path throws(OAuthError) in try readSFDXAuthURL(path) }
+        let flags = clientFile.map { request.flags.adding($0) } ?? request.flags
         let configuration: @Sendable (Bool) throws(OAuthError) -> LoadedConfiguration = { reportingMissing throws(OAuthError) in
             try LoadedConfiguration.load(
-                flags: request.flags, configPath: request.configPath, profileName: request.profile,
+                flags: flags, configPath: request.configPath, profileName: request.profile,
                 settings: settings, reportingMissing: reportingMissing)
         }
         var inputs = SignInInputs(configuration: configuration, sfdx: sfdx, clientSecret: clientSecret, session: context.session)
@@ -47,6 +49,12 @@ extension SignInInputs {
         return account
     }
 
+    /// The Google client file at `path`.
+    private static func readGoogleClientFile(_ path: String) throws(OAuthError) -> GoogleClientFile {
+        guard let contents = FileManager.default.contents(atPath: path) else { throw .configuration("cannot read the client file \(path)") }
+        return try GoogleClientFile(parsing: Array(contents), path: path)
+    }
+
     /// The first line of `--client-secret-file`; `nil` when no file is given.
     private static func readClientSecret(file: String?) throws(OAuthError) -> String? {
         guard let file else { return nil }
@@ -72,5 +80,18 @@ extension SignInInputs {
         let line = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).first { !$0.allSatisfy(\.isWhitespace) }
         guard let line else { throw .configuration("the SFDX auth URL file \(path) is empty") }
         return try SFDXAuthURL(parsing: String(line))
+    }
+}
+
+extension ConfigurationLayer {
+    /// The command line's layer with a Google client file's client id (unless `--client-id` gave
+    /// one), and the `google` preset unless the command line chose another.
+    fileprivate func adding(_ file: GoogleClientFile) -> ConfigurationLayer {
+        var layer = self
+        if layer[.clientId] == nil { layer.set(.clientId, .text(file.clientId), from: .flag("--client-file")) }
+        if layer[.preset] == nil {
+            layer.set(.preset, .text(ProviderPreset.google.name), from: .flag("--client-file"))
+        }
+        return layer
     }
 }

@@ -15,6 +15,8 @@ package struct SignInRequest: Sendable, Equatable {
     package var grant: GrantFlag?
     /// `--client-secret-file PATH`.
     package var clientSecretFile: String?
+    /// `--client-file`: a Google client file (`client_secret_….json`) with the client id and secret.
+    package var clientFile: String?
     /// `--sfdx-url-file PATH` (`-`: standard input).
     package var sfdxURLFile: String?
 

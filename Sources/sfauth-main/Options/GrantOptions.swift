@@ -18,6 +18,12 @@ struct GrantOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A file holding the client secret of a confidential client (first line).", valueName: "path"))
     var clientSecretFile: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Google's client file (client_secret_….json, downloaded for a Desktop app OAuth client): its client id and secret. Implies --preset google unless another preset is given.",
+            valueName: "path"))
+    var clientFile: String?
+
     @Flag(
         help: ArgumentHelp(
             "Sign in with a username and password (resource owner password grant). Discouraged (RFC 9700): the program sees your password and multi-factor sign-in cannot happen; use it only where the server offers nothing else. The password is read from the terminal without echo, or from the first line of standard input — never from the command line."

@@ -63,6 +63,7 @@ extension SignInRequest {
         profile = provider.file.profile
         grant = grants.chosen(jwtKeyFileGiven: provider.grantSettings.jwtKeyFile != nil).first
         clientSecretFile = grants.clientSecretFile
+        clientFile = grants.clientFile
         sfdxURLFile = grants.sfdxUrlFile
         browserCommand = session.browserCommand
         noBrowser = session.noBrowser
