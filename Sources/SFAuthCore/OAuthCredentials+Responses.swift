@@ -31,6 +31,7 @@ extension OAuthCredentials {
         self.refreshToken = response.refreshToken
         // Whole seconds (expiry rounded down): they survive the store's JSON round trip exactly.
         self.expiresAt = response.expiresIn.map { wholeSeconds(now.addingTimeInterval($0)) }
+        if response.refreshToken != nil { self.refreshTokenExpiry = Self.refreshTokenExpiry(of: response, now: now) }
         self.scopes = response.scopes ?? client.scopes
         self.idToken = response.idToken
         self.instanceURL = response.instanceURL
@@ -77,11 +78,23 @@ extension OAuthCredentials {
     /// These credentials updated by a refresh response (RFC 6749 §6): a response without a
     /// `refresh_token` keeps the old one (§6: the server MAY issue a new one), likewise scope,
     /// ID token and instance URL.
-    package func refreshed(with response: TokenResponse, now: Date) -> OAuthCredentials {
+    ///
+    /// The refresh token's expiry follows the token it belongs to: a lifetime in the response
+    /// replaces it; a new refresh token without one leaves it unknown (the old token's expiry says
+    /// nothing of the new one's); the same refresh token, or none, keeps it.
+    ///
+    /// - Parameter sentRefreshToken: the refresh token the request carried, when this record does
+    ///   not hold it (it is in the keyring); `nil`: this record's `refreshToken`.
+    package func refreshed(with response: TokenResponse, now: Date, sentRefreshToken: String? = nil) -> OAuthCredentials {
         var updated = self
         updated.accessToken = response.accessToken
         updated.tokenType = response.tokenType
         updated.refreshToken = response.refreshToken ?? refreshToken
+        if response.refreshTokenExpiresIn != nil {
+            updated.refreshTokenExpiry = Self.refreshTokenExpiry(of: response, now: now)
+        } else if let issued = response.refreshToken, issued != (sentRefreshToken ?? refreshToken) {
+            updated.refreshTokenExpiry = nil
+        }
         updated.expiresAt = response.expiresIn.map { wholeSeconds(now.addingTimeInterval($0)) }
         updated.issuedAt = Self.issuedAt(of: response, now: now)
         updated.scopes = response.scopes ?? scopes
@@ -89,6 +102,13 @@ extension OAuthCredentials {
         updated.instanceURL = response.instanceURL ?? instanceURL
         updated.status = nil
         return updated
+    }
+
+    /// The refresh token's expiry the response states: `refreshTokenExpiresIn` seconds from `now`
+    /// (whole seconds), or none fixed for `0`; `nil` when it does not say.
+    private static func refreshTokenExpiry(of response: TokenResponse, now: Date) -> RefreshTokenExpiry? {
+        guard let seconds = response.refreshTokenExpiresIn else { return nil }
+        return seconds == 0 ? .noFixedExpiry : .at(wholeSeconds(now.addingTimeInterval(seconds)), lifetime: seconds)
     }
 
     /// The time the tokens were issued: the server's `issued_at` when it is within a day of `now`

@@ -10,6 +10,10 @@ package struct TokenResponse: Sendable, Equatable {
     package var expiresIn: Double?
     /// `refresh_token`, when sent.
     package var refreshToken: String?
+    /// How many seconds the refresh token lasts, when the server said: GitHub Apps'
+    /// `refresh_token_expires_in`, else Keycloak's `refresh_expires_in`. `0` means it has no fixed
+    /// expiry (Keycloak's offline tokens).
+    package var refreshTokenExpiresIn: Double?
     /// `scope` granted, split on spaces; `nil` when the server did not say (then it is the requested scope, §5.1).
     package var scopes: [String]?
     /// `id_token` (OpenID Connect), when sent.
@@ -26,13 +30,14 @@ package struct TokenResponse: Sendable, Equatable {
     /// Creates a response from fields.
     package init(
         accessToken: String, tokenType: String = "Bearer", expiresIn: Double? = nil, refreshToken: String? = nil,
-        scopes: [String]? = nil, idToken: String? = nil, instanceURL: String? = nil, identityURL: String? = nil,
+        refreshTokenExpiresIn: Double? = nil, scopes: [String]? = nil, idToken: String? = nil, instanceURL: String? = nil, identityURL: String? = nil,
         issuedAt: Date? = nil, signature: String? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.expiresIn = expiresIn
         self.refreshToken = refreshToken
+        self.refreshTokenExpiresIn = refreshTokenExpiresIn
         self.scopes = scopes
         self.idToken = idToken
         self.instanceURL = instanceURL
@@ -84,8 +89,10 @@ package struct TokenResponse: Sendable, Equatable {
     ///
     /// Every number is range-checked here, where it enters: `expires_in` must be a finite number
     /// of seconds ≥ 0 (larger than `maximumLifetime` is clamped); an `issued_at` that is not a
-    /// plausible time is ignored. Tokens must be made of the characters RFC 6749 allows
-    /// (Appendix A.12–A.17: printable ASCII), so printing one can never drive a terminal.
+    /// plausible time is ignored, and so is a refresh token lifetime that is not a number of
+    /// seconds ≥ 0 (it only informs people: a sign-in is not refused over it). Tokens must be made
+    /// of the characters RFC 6749 allows (Appendix A.12–A.17: printable ASCII), so printing one can
+    /// never drive a terminal.
     package init(json: JSONValue) throws(OAuthError) {
         guard let accessToken = json["access_token"]?.stringValue, !accessToken.isEmpty else {
             throw .invalidServerResponse("the token response has no access_token")
@@ -117,6 +124,7 @@ package struct TokenResponse: Sendable, Equatable {
             tokenType: tokenType,
             expiresIn: expiresIn,
             refreshToken: refreshToken,
+            refreshTokenExpiresIn: Self.refreshTokenLifetime(in: json),
             scopes: json["scope"]?.stringValue.map { $0.split(separator: " ").map(String.init) },
             idToken: json["id_token"]?.stringValue,
             instanceURL: json["instance_url"]?.stringValue,
@@ -137,6 +145,16 @@ package struct TokenResponse: Sendable, Equatable {
         guard response.mediaType == "application/x-www-form-urlencoded", let pairs = FormURLEncoding.parse(Substring(response.bodyText))
         else { return nil }
         return .object(Dictionary(pairs.map { ($0.name, JSONValue.string($0.value)) }, uniquingKeysWith: { _, last in last }))
+    }
+
+    /// The refresh token's lifetime in seconds — `refresh_token_expires_in` (GitHub Apps), else
+    /// `refresh_expires_in` (Keycloak) — clamped to `maximumLifetime`; `nil` when neither is a
+    /// number of seconds ≥ 0.
+    static func refreshTokenLifetime(in json: JSONValue) -> Double? {
+        for name in ["refresh_token_expires_in", "refresh_expires_in"] {
+            if let seconds = json[name]?.numberValue, seconds >= 0 { return min(seconds, maximumLifetime) }
+        }
+        return nil
     }
 
     /// The non-empty `refresh_token` of a token response object.

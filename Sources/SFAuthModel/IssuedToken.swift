@@ -11,20 +11,29 @@ package struct IssuedToken: Sendable, Equatable {
     package var tokenType: String
     /// Where API calls go (Salesforce's `instance_url`), when known.
     package var instanceURL: String?
-    /// When it expires, stated by the server or assumed; `nil` when unknown (a supplied token).
+    /// When it expires, stated by the server or assumed; `nil` when it never expires (a GitHub
+    /// OAuth app's: `OAuthCredentials.accessTokenNeverExpires`) or when that is unknown (a supplied
+    /// token) — every output then leaves the expiry out rather than name a far-future date.
     package var expiry: Date?
+    /// When the account's refresh token expires, when its server said; `nil` otherwise.
+    package var refreshTokenExpiry: RefreshTokenExpiry?
     /// The account's identifier; `nil` for a supplied token.
     package var account: String?
+    /// The name that selects the account (`OAuthCredentials.selectableName`); `nil` for a supplied token.
+    package var accountName: String?
     /// The account's username, when known.
     package var username: String?
 
-    /// A stored account's token; its expiry is the stated one, else `issuedAt + assumedLifetime`.
+    /// A stored account's token; its expiry is the stated one, else `issuedAt + assumedLifetime`,
+    /// or none for a token that never expires.
     package init(_ credentials: OAuthCredentials, assumedLifetime: TimeInterval) {
         accessToken = credentials.accessToken
         tokenType = credentials.tokenType
         instanceURL = credentials.instanceURL
-        expiry = credentials.expiry(assumedLifetime: assumedLifetime)
+        expiry = credentials.accessTokenNeverExpires ? nil : credentials.expiry(assumedLifetime: assumedLifetime)
+        refreshTokenExpiry = credentials.hasRefreshToken ? credentials.refreshTokenExpiry : nil
         account = credentials.identifier
+        accountName = credentials.selectableName
         username = credentials.username
     }
 

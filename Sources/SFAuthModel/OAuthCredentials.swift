@@ -18,6 +18,12 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     public var tokenType: String
     /// The `refresh_token`, when the server issued one.
     public var refreshToken: String?
+    /// When the refresh token expires, when the server said (`refresh_token_expires_in`,
+    /// `refresh_expires_in`); read it through `refreshTokenExpiry`.
+    public var refreshTokenExpiresAt: Date?
+    /// The refresh token's lifetime in seconds, as the server stated it; `0`: no fixed expiry. Read
+    /// it through `refreshTokenExpiry`.
+    public var refreshTokenLifetime: TimeInterval?
     /// When the access token expires, when known (`expires_in`); Salesforce does not say.
     public var expiresAt: Date?
     /// When the tokens were issued (Salesforce's `issued_at`, otherwise the time of the response).
@@ -81,12 +87,40 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     /// signal that it ended.
     public var tokensWithoutExpiryNeverExpire: Bool { server.flavor == .github }
 
+    /// Whether the access token lasts until it is revoked: issued without `expires_in` by a server
+    /// whose tokens then never expire (`tokensWithoutExpiryNeverExpire`). Outputs say so rather than
+    /// show `expiry(assumedLifetime:)`'s far-future date.
+    public var accessTokenNeverExpires: Bool { expiresAt == nil && tokensWithoutExpiryNeverExpire }
+
+    /// When the refresh token expires, as the server said; `nil` when it did not say (the two
+    /// stored members `refreshTokenExpiresAt` and `refreshTokenLifetime`, as one value). A record
+    /// with a time but no lifetime (edited by hand) is taken as a long-lived token.
+    public var refreshTokenExpiry: RefreshTokenExpiry? {
+        get {
+            if refreshTokenLifetime == 0 { return .noFixedExpiry }
+            return refreshTokenExpiresAt.map { .at($0, lifetime: refreshTokenLifetime ?? .infinity) }
+        }
+        set {
+            switch newValue {
+            case .at(let date, let lifetime):
+                refreshTokenExpiresAt = date
+                refreshTokenLifetime = lifetime.isFinite ? lifetime : nil
+            case .noFixedExpiry:
+                refreshTokenExpiresAt = nil
+                refreshTokenLifetime = 0
+            case nil:
+                refreshTokenExpiresAt = nil
+                refreshTokenLifetime = nil
+            }
+        }
+    }
+
     /// When the access token should be treated as expired: `expiresAt` when the server said
     /// (`expires_in`), otherwise `issuedAt + assumedLifetime`. Salesforce never says; its sessions
     /// last the org's session timeout (2 hours by default) counted from the last use, so
     /// `issuedAt + timeout` is a lower bound of the real expiry.
     public func expiry(assumedLifetime: TimeInterval) -> Date {
-        if expiresAt == nil && tokensWithoutExpiryNeverExpire { return .distantFuture }
+        if accessTokenNeverExpires { return .distantFuture }
         return expiresAt ?? issuedAt.addingTimeInterval(assumedLifetime)
     }
 

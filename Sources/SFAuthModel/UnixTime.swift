@@ -32,3 +32,12 @@ extension Date {
         return "\(yearText)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay % 3600 / 60)):\(two(secondOfDay % 60))Z"
     }
 }
+
+extension Date {
+    /// The time for people, to the minute in UTC: `2026-11-23 23:59 UTC` (the same clamping as
+    /// `rfc3339`; no time zone database is read for it).
+    package var minuteInUTC: String {
+        let text = rfc3339
+        return text.prefix(10) + " " + text.dropFirst(11).prefix(5) + " UTC"
+    }
+}

@@ -123,6 +123,14 @@ package final class Directory: Sendable {
         return fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0
     }
 
+    /// The modification time of `name` here (`fstatat`, not following a symbolic link); `nil` when
+    /// there is none or it cannot be inspected.
+    package func modificationTime(of name: String) -> timespec? {
+        var info = stat()
+        guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        return info.st_mtim
+    }
+
     /// The names of the entries, without `.` and `..`, in the order the directory gives them.
     package func names() throws(FileFailure) -> [String] {
         // A descriptor of its own (not a dup, which would share the reading position).
@@ -181,6 +189,16 @@ package final class Directory: Sendable {
         }
         if durably && fsync(fd) != 0 { return ("cannot sync", errno) }
         return nil
+    }
+
+    /// Sets the modification (and access) time of the file `name` to `time`, creating it empty
+    /// (0600, not following a symbolic link) when missing: a marker whose time is what it records.
+    package func touch(_ name: String, at time: timespec) throws(FileFailure) {
+        let fd = openat(descriptor, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw FileFailure(operation: "cannot create", path: child(name), code: errno) }
+        defer { close(fd) }
+        var times = [time, time]
+        guard futimens(fd, &times) == 0 else { throw FileFailure(operation: "cannot set the time of", path: child(name), code: errno) }
     }
 
     /// Removes the file `name`; no error when there is none. Synced, like a write.

@@ -1,5 +1,6 @@
 import CredentialProtocols
 import FoundationEssentials
+import Glibc
 import SFAuthModel
 import SFAuthStore
 
@@ -15,8 +16,14 @@ enum HotPath {
         let settings = EnvironmentSettings(app: .sfauth, environment: ProcessEnvironment.current())
         switch command {
         case .token(let account):
-            guard let token = usableToken(account, settings) else { return nil }
+            let now = Date()
+            guard let token = usableToken(account, settings, now: now) else { return nil }
             print(token.accessToken)
+            // Nothing more to do unless the refresh token expires within 7 days (a date compared).
+            if let reminder = SignInReminder.line(for: token, settings: settings, app: .sfauth, now: now) {
+                let line = Array((reminder + "\n").utf8)
+                _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            }
         case .kubeCredential(let account):
             // kubectl's request first, as the main program reads it: a malformed one is its to report.
             guard let request = try? ExecCredential.Request(environment: settings.environment),
@@ -68,8 +75,8 @@ enum HotPath {
     }
 
     /// The token to hand out as it is, or `nil` for the main program.
-    private static func usableToken(_ account: String?, _ settings: EnvironmentSettings) -> IssuedToken? {
-        guard case .usable(let token) = StoredTokenLookup.lookUp(account: account, settings: settings, app: .sfauth, now: Date()) else {
+    private static func usableToken(_ account: String?, _ settings: EnvironmentSettings, now: Date = Date()) -> IssuedToken? {
+        guard case .usable(let token) = StoredTokenLookup.lookUp(account: account, settings: settings, app: .sfauth, now: now) else {
             return nil
         }
         return token

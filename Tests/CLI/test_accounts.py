@@ -38,7 +38,7 @@ def test_two_accounts_aliases_and_default(sfauth, server):
     assert all(a["state"] == "valid" for a in listed)
 
     table = sfauth.run("accounts").stdout.splitlines()
-    assert table[0].split() == ["NAME", "USER", "SERVER", "STATE", "REFRESH", "TOKEN"]
+    assert table[0].split() == ["NAME", "USER", "SERVER", "STATE", "REFRESH", "TOKEN", "SIGN-IN", "NEEDED"]
     assert any(line.startswith("*") and "bob" in line and "other" in line for line in table[1:])
 
     resource = server["SFAUTH_TEST_RESOURCE_URL"]
@@ -94,7 +94,8 @@ def test_an_exact_alias_wins_over_a_username(sfauth, server):
 def test_token_json_and_env_output(sfauth):
     login(sfauth)
     as_json = json.loads(sfauth.run("token", "--json").stdout)
-    assert set(as_json) == {"version", "access_token", "token_type", "expires_at", "expires", "instance_url", "account", "username"}
+    assert set(as_json) == {"version", "access_token", "token_type", "expires_at", "expires", "refresh_token_expires_at",
+                            "refresh_token_expires", "instance_url", "account", "username"}
     assert as_json["username"] == "alice" and as_json["token_type"] == "Bearer"
     env = sfauth.run("token", "--env").stdout
     assert env.startswith("export SF_ACCESS_TOKEN=")

@@ -62,6 +62,21 @@ struct GitHubTests {
         credentials.server.flavor = .standard
         #expect(credentials.isExpired(at: Date(), assumedLifetime: 7200))
     }
+
+    /// Outputs say such a token does not expire — no `expirationTimestamp` for kubectl, no
+    /// `password_expiry_utc` for git, `null` in `token --json` — rather than name the year 4001.
+    @Test func aTokenThatNeverExpiresIsHandedOutWithoutAnExpiry() throws {
+        var credentials = OAuthCredentials(
+            identifier: "g", server: try GitHub.server(), clientId: "c", redirectURI: "", accessToken: "t", tokenType: "bearer",
+            issuedAt: Date(timeIntervalSince1970: 0))
+        #expect(credentials.accessTokenNeverExpires)
+        #expect(IssuedToken(credentials, assumedLifetime: 7200).expiry == nil)
+        // A GitHub App's token says when it expires: that is its expiry.
+        credentials.expiresAt = Date(timeIntervalSince1970: 28_800)
+        #expect(!credentials.accessTokenNeverExpires)
+        #expect(IssuedToken(credentials, assumedLifetime: 7200).expiry == Date(timeIntervalSince1970: 28_800))
+        #expect(Date(timeIntervalSince1970: 28_800).minuteInUTC == "1970-01-01 08:00 UTC")
+    }
 }
 
 /// RFC 6749 §2.3.1: a client secret in HTTP Basic, when the server wants it there.

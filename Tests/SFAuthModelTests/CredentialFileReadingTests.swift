@@ -19,6 +19,8 @@ struct CredentialFileReadingTests {
             identifier: "idp.example/u", server: server, clientId: "c", redirectURI: "http://localhost:1717/cb",
             accessToken: "at", tokenType: "Bearer", issuedAt: Date(timeIntervalSince1970: 1_700_000_000.25))
         credentials.refreshToken = "rt"
+        credentials.refreshTokenExpiresAt = Date(timeIntervalSince1970: 1_715_897_600)
+        credentials.refreshTokenLifetime = 15_897_600
         credentials.expiresAt = Date(timeIntervalSince1970: 1_700_003_600.5)
         credentials.scopes = ["openid", "api"]
         credentials.idToken = "h.p.s"

@@ -184,6 +184,8 @@ public struct TokenSource: Sendable {
         var current = credentials
         if let rotated = TokenResponse.rotatedRefreshToken(in: httpResponse), rotated != usedRefreshToken {
             current.refreshToken = rotated
+            // The old token's expiry is not the new one's; the answer, once read, may say it.
+            current.refreshTokenExpiry = nil
             current = try store.update(current)
         }
         let response: TokenResponse
@@ -206,7 +208,7 @@ public struct TokenSource: Sendable {
                 Problem(
                     "The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)).\(explanation)", remedy: .signIn(credentials)))
         }
-        var refreshed = current.refreshed(with: response, now: clock.now())
+        var refreshed = current.refreshed(with: response, now: clock.now(), sentRefreshToken: usedRefreshToken)
         refreshed.clientAuthentication = clientAuthentication
         // An account from before bindings were kept is bound to the secret that renewed it.
         if refreshed.clientSecretBinding == nil, refreshed.obtainedBy == .clientCredentials, let secret = options.clientSecret {

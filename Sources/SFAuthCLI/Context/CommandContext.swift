@@ -99,6 +99,12 @@ package struct CommandContext: Sendable {
         return token
     }
 
+    /// What `sfauth token` says on standard error about `token` now — that the account's refresh
+    /// token expires within 7 days, once a day (`SignInReminder`, as the front end says it) — or `nil`.
+    package func signInReminder(for token: IssuedToken) -> String? {
+        SignInReminder.line(for: token, settings: settings, app: .sfauth, now: Date())
+    }
+
     /// The client secret of a confidential client (`SFAUTH_CLIENT_SECRET`); never stored.
     package var clientSecret: String? { settings.clientSecret }
 

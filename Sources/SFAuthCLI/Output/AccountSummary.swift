@@ -11,6 +11,9 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
         case valid
         /// The access token has expired but can be renewed without a person.
         case expiredRefreshable = "expired-refreshable"
+        /// The tokens work without a person for now, but the refresh token expires within 7 days
+        /// (or has, while the access token still works): a new sign-in is due.
+        case signInDue = "sign-in-due"
         /// Only a new sign-in helps.
         case loginRequired = "login-required"
         /// The account's file cannot be read (damaged, or written by something else).
@@ -42,8 +45,13 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
     package var isDefault: Bool
     /// Whether its tokens can be used.
     package var state: State
-    /// When the access token expires (stated or assumed); `nil` for an unreadable file.
+    /// When the access token expires (stated or assumed); `nil` when it never expires
+    /// (`accessTokenNeverExpires`), and for an unreadable file.
     package var expiresAt: Date?
+    /// Whether the access token lasts until it is revoked (a GitHub OAuth app's).
+    package var neverExpires = false
+    /// When the refresh token expires — when a new sign-in will be needed — if its server said.
+    package var refreshTokenExpiry: RefreshTokenExpiry?
     /// Where its refresh token lives; `nil` when it has none.
     package var refreshToken: SecretLocation?
     /// The account's file.
@@ -59,11 +67,16 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
         case
             expires
         case refreshToken = "refresh_token"
+        case refreshTokenExpiresAt = "refresh_token_expires_at"
+        case refreshTokenExpires = "refresh_token_expires"
         case file, problem
     }
 
     /// Every key is always present (absent values are `null`), so scripts can rely on the shape.
-    /// `expires_at` is Unix seconds; `expires` the same time in RFC 3339.
+    /// `expires_at` is Unix seconds; `expires` the same time in RFC 3339; both `null` for a token that
+    /// never expires. `refresh_token_expires_at` and `refresh_token_expires` say the same of the
+    /// refresh token — when a new sign-in will be needed — and are `null` when its server did not
+    /// say, or said it has no fixed expiry.
     package func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(identifier, forKey: .identifier)
@@ -77,25 +90,28 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
         try container.encode(expiresAt?.unixSeconds, forKey: .expiresAt)
         try container.encode(expiresAt?.rfc3339, forKey: .expires)
         try container.encode(refreshToken, forKey: .refreshToken)
+        try container.encode(refreshTokenExpiry?.date?.unixSeconds, forKey: .refreshTokenExpiresAt)
+        try container.encode(refreshTokenExpiry?.date?.rfc3339, forKey: .refreshTokenExpires)
         try container.encode(file, forKey: .file)
         try container.encode(problem, forKey: .problem)
     }
 
     /// Lists every stored account in identifier order, the default one marked. A file that cannot
     /// be read is listed as `unreadable` with the reason, instead of failing the whole list.
-    package static func list(store: FileCredentialStore, tokenSource: TokenSource) throws(OAuthError) -> [AccountSummary] {
+    /// Refresh tokens' expiries are judged at `now`.
+    package static func list(store: FileCredentialStore, tokenSource: TokenSource, now: Date = Date()) throws(OAuthError) -> [AccountSummary] {
         let defaultIdentifier = try store.defaultIdentifier()
         // Every record read, decoded and summarised on all processors through one opening of the
         // store: with 2,000 accounts, one `load` after another was most of the command's 143 ms.
         return try store.allAccounts { identifier, loaded in
-            summary(of: identifier, loaded, isDefault: identifier == defaultIdentifier, store: store, tokenSource: tokenSource)
+            summary(of: identifier, loaded, isDefault: identifier == defaultIdentifier, store: store, tokenSource: tokenSource, now: now)
         }
     }
 
     /// One account's line: its state from `tokenSource`, or `unreadable` with the reason.
     private static func summary(
         of identifier: String, _ loaded: Result<OAuthCredentials, OAuthError>, isDefault: Bool,
-        store: FileCredentialStore, tokenSource: TokenSource
+        store: FileCredentialStore, tokenSource: TokenSource, now: Date
     ) -> AccountSummary {
         let credentials: OAuthCredentials
         switch loaded {
@@ -107,16 +123,18 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
         }
         var summary = AccountSummary(
             identifier: identifier, name: credentials.selectableName, server: displayServer(of: credentials),
-            isDefault: isDefault, state: State(of: credentials, judgedBy: tokenSource), file: store.path(for: identifier))
+            isDefault: isDefault, state: State(of: credentials, judgedBy: tokenSource, now: now), file: store.path(for: identifier))
         summary.alias = credentials.alias
         summary.username = credentials.username
         summary.user = credentials.username ?? (credentials.obtainedBy == .clientCredentials ? "client \(credentials.clientId)" : nil)
-        summary.expiresAt = credentials.expiry(assumedLifetime: tokenSource.options.assumedLifetime)
+        summary.neverExpires = credentials.accessTokenNeverExpires
+        summary.expiresAt = summary.neverExpires ? nil : credentials.expiry(assumedLifetime: tokenSource.options.assumedLifetime)
         switch credentials.refreshTokenPlace {
         case .none: break
         case .record: summary.refreshToken = .file
         case .secretStore: summary.refreshToken = .keyring
         }
+        if summary.refreshToken != nil { summary.refreshTokenExpiry = credentials.refreshTokenExpiry }
         return summary
     }
 
@@ -128,6 +146,17 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
         self.state = state
         self.file = file
         self.problem = problem
+    }
+
+    /// When a new sign-in will be needed, for people: the refresh token's expiry (`2026-07-01 09:30
+    /// UTC`), `no fixed date` when its server said it has none, `never` for a token that never
+    /// expires and has no refresh token to run out; `nil` when that is not known.
+    package var signInNeeded: String? {
+        switch refreshTokenExpiry {
+        case .at(let date, _): return date.minuteInUTC
+        case .noFixedExpiry: return "no fixed date"
+        case nil: return neverExpires && refreshToken == nil ? "never" : nil
+        }
     }
 
     /// `acme.my.salesforce.com`, `127.0.0.1:8000/o`, `idp.example/realms/dev`: enough to tell two

@@ -20,7 +20,9 @@ package enum TokenOutput {
             let fields = TokenJSON(
                 access_token: token.accessToken, token_type: token.tokenType,
                 expires_at: token.expiry.map(\.unixSeconds), expires: token.expiry.map(\.rfc3339),
-                instance_url: token.instanceURL, account: token.account, username: token.username)
+                refresh_token_expires_at: token.refreshTokenExpiry?.date?.unixSeconds,
+                refresh_token_expires: token.refreshTokenExpiry?.date?.rfc3339, instance_url: token.instanceURL, account: token.account,
+                username: token.username)
             return JSONOutput.render(fields)
         case .shell:
             // Every variable is set or unset, so `eval` never leaves another account's value behind.
@@ -53,12 +55,16 @@ package enum TokenOutput {
 }
 
 /// The JSON `sfauth token --json` prints; `expires_at` is seconds since the epoch, `expires` the
-/// same time in RFC 3339; `version` says which shape this is (1).
+/// same time in RFC 3339 (both `null` for a token that never expires, or whose expiry is unknown);
+/// `refresh_token_expires_at` and `refresh_token_expires` the same of the refresh token — when a
+/// new sign-in will be needed — where its server said; `version` says which shape this is (1).
 private struct TokenJSON: Encodable {
     var access_token: String
     var token_type: String
     var expires_at: Int64?
     var expires: String?
+    var refresh_token_expires_at: Int64?
+    var refresh_token_expires: String?
     var instance_url: String?
     var account: String?
     var username: String?
@@ -71,10 +77,15 @@ private struct TokenJSON: Encodable {
         try container.encode(token_type, forKey: .token_type)
         try container.encode(expires_at, forKey: .expires_at)
         try container.encode(expires, forKey: .expires)
+        try container.encode(refresh_token_expires_at, forKey: .refresh_token_expires_at)
+        try container.encode(refresh_token_expires, forKey: .refresh_token_expires)
         try container.encode(instance_url, forKey: .instance_url)
         try container.encode(account, forKey: .account)
         try container.encode(username, forKey: .username)
     }
 
-    private enum CodingKeys: String, CodingKey { case version, access_token, token_type, expires_at, expires, instance_url, account, username }
+    private enum CodingKeys: String, CodingKey {
+        case version, access_token, token_type, expires_at, expires, refresh_token_expires_at, refresh_token_expires, instance_url, account
+        case username
+    }
 }

@@ -24,6 +24,8 @@ extension CredentialFile {
         )
         credentials.scopes = try record.strings("scopes")
         credentials.refreshToken = try record.optionalString("refreshToken")
+        credentials.refreshTokenExpiresAt = try record.optionalDate("refreshTokenExpiresAt")
+        credentials.refreshTokenLifetime = try record.optionalNumber("refreshTokenLifetime")
         credentials.expiresAt = try record.optionalDate("expiresAt")
         credentials.idToken = try record.optionalString("idToken")
         credentials.instanceURL = try record.optionalString("instanceURL")
@@ -126,6 +128,12 @@ private struct RecordObject {
         guard let value = optional(key) else { return nil }
         guard case .bool(let flag) = value else { throw wrongType(key) }
         return flag
+    }
+
+    func optionalNumber(_ key: String) throws(CredentialFile.Unreadable) -> Double? {
+        guard let value = optional(key) else { return nil }
+        guard case .number(let number) = value else { throw wrongType(key) }
+        return number
     }
 
     func date(_ key: String) throws(CredentialFile.Unreadable) -> Date {

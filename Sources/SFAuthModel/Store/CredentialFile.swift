@@ -10,7 +10,9 @@ import FoundationEssentials
 /// - `names/` — the name index: which accounts each alias, username and email selects (its format
 ///   and rules are `SFAuthStore.NameIndex`'s);
 /// - `.lock` — held with `flock` by every writer; readers need no lock because writes are atomic;
-/// - `locks/<percent-encoded identifier>.lock` — held while that account's tokens are refreshed.
+/// - `locks/<percent-encoded identifier>.lock` — held while that account's tokens are refreshed;
+/// - `reminders/<percent-encoded identifier>` — empty; its time is when `sfauth token` last said
+///   that the account's refresh token expires soon (`SignInReminder`).
 public enum CredentialFile {
     /// The subdirectory with one file per account.
     public static let accountsDirectory = "accounts"

@@ -8,10 +8,13 @@ struct AccountsCommand: SFAuthSubcommand {
         commandName: "accounts",
         abstract: "List the stored accounts and whether their tokens are usable.",
         discussion: """
-            States: valid; expired-refreshable (sfauth token will renew it); login-required (sfauth login \
-            --account NAME signs it in again); unreadable (its file is damaged; the path is shown). The default \
-            account is marked with '*'; NAME selects an account in --account, use and logout. Makes no \
-            network request.
+            States: valid; expired-refreshable (sfauth token will renew it); sign-in-due (the refresh token \
+            expires within 7 days: sign in again before then); login-required (sfauth login --account NAME \
+            signs it in again); unreadable (its file is damaged; the path is shown). SIGN-IN NEEDED is when \
+            the refresh token expires, where the server said (GitHub Apps, Keycloak): 'no fixed date' for a \
+            refresh token without one, 'never' for a token that does not expire (GitHub OAuth apps). The \
+            default account is marked with '*'; NAME selects an account in --account, use and logout. Makes \
+            no network request.
 
             Examples:
               sfauth accounts
@@ -42,14 +45,14 @@ struct AccountsCommand: SFAuthSubcommand {
 
     private func table(_ accounts: [AccountSummary]) -> String {
         let rows =
-            [["", "NAME", "USER", "SERVER", "STATE", "REFRESH TOKEN"]]
+            [["", "NAME", "USER", "SERVER", "STATE", "REFRESH TOKEN", "SIGN-IN NEEDED"]]
             + accounts.map {
                 [
                     $0.isDefault ? "*" : "", $0.name.terminalSafe, $0.user?.terminalSafe ?? "-", $0.server.terminalSafe, $0.state.rawValue,
-                    $0.refreshToken?.rawValue ?? "-",
+                    $0.refreshToken?.rawValue ?? "-", $0.signInNeeded ?? "-",
                 ]
             }
-        let widths = (0..<6).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        let widths = (0..<7).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
             // The last column is not padded, so a line has no trailing spaces to trim — trimming
             // (`trimmingTrailingSpaces`, by Characters, twice reversed) was a third of the command's

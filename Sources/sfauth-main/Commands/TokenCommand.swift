@@ -13,7 +13,9 @@ struct TokenCommand: SFAuthSubcommand {
             refresh token first; concurrent sfauth processes share one refresh. Servers that do not say \
             when tokens expire (Salesforce) are assumed to keep them for SFAUTH_ASSUMED_TOKEN_LIFETIME \
             seconds (default 7200, Salesforce's default session timeout); use --refresh after an API \
-            rejected the token. It never opens a browser: when a login is needed it exits with 3.
+            rejected the token. It never opens a browser: when a login is needed it exits with 3. When the \
+            server said the refresh token expires within 7 days, it says so on standard error, once a day \
+            per account, so that you can sign in again before then.
 
             SFAUTH_ACCESS_TOKEN (and SFAUTH_INSTANCE_URL), when set, are printed instead of anything stored.
 
@@ -31,7 +33,7 @@ struct TokenCommand: SFAuthSubcommand {
     @Flag(help: "Refresh the token even if it looks valid (e.g. after the API rejected it).")
     var refresh = false
 
-    @Flag(help: "Print JSON: access_token, token_type, expires_at, instance_url, account, username.")
+    @Flag(help: "Print JSON: access_token, token_type, expires_at, refresh_token_expires_at, instance_url, account, username.")
     var json = false
 
     @Flag(help: "Print shell lines that export SF_ACCESS_TOKEN, SF_INSTANCE_URL and SF_USERNAME (or unset those the account lacks).")
@@ -43,6 +45,10 @@ struct TokenCommand: SFAuthSubcommand {
 
     func run(in context: CommandContext) async throws {
         let output: TokenOutput = json ? .json : env ? .shell : .bare
-        print(output.render(try await context.accessToken(account: account, forceRefresh: refresh)))
+        let token = try await context.accessToken(account: account, forceRefresh: refresh)
+        print(output.render(token))
+        if let reminder = context.signInReminder(for: token) {
+            StandardError.line(reminder)
+        }
     }
 }
