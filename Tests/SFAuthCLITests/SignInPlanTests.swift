@@ -131,7 +131,7 @@ import Testing
             message: "the JWT bearer grant (flag --jwt-key-file) needs a username: give --username, SFAUTH_USERNAME or username in the profile"),
         Refusal(
             request: request([.audience: "https://aud.example"]),
-            message: "flag --audience: audience is for the JWT bearer grant; give --jwt-key-file too"),
+            message: "flag --audience: audience is for the JWT bearer grant (or --preset auth0); give --jwt-key-file too"),
         Refusal(request: request { $0.browserCommand = "" }, message: "--browser-command is empty"),
         Refusal(
             request: request { $0.grant = .device },
