@@ -131,7 +131,8 @@ def test_a_refused_refresh_token_at_http_200_asks_for_a_new_sign_in(sfauth, gith
 def test_the_device_flow_polls_through_pending_and_slow_down_answered_with_http_200(sfauth, oauth_app, tmp_path):
     """GitHub's device flow (`/login/device/code`, no verification_uri_complete): every poll answer
     is HTTP 200, `authorization_pending` and `slow_down` included; sfauth keeps polling (slower after
-    slow_down) until the person approves, and needs no client secret for it."""
+    slow_down) until the person approves, and needs no client secret for it. Without the secret the
+    token cannot be revoked through the API: logout says where to revoke it by hand."""
     import re
     import threading
 
@@ -169,3 +170,8 @@ def test_the_device_flow_polls_through_pending_and_slow_down_answered_with_http_
     assert record["username"] == "alice"
     token = sfauth.run("token")
     assert api_status(gh, token.stdout.strip())[0] == 200
+    # Signed in without the secret, the token cannot be revoked here: logout says where to do it.
+    logout = sfauth.run("logout")
+    assert logout.returncode == 2, logout.stderr  # removed here; revoking needs what only the person can do
+    assert gh.base_url + "/settings/applications" in logout.stdout + logout.stderr
+    assert sfauth.stored_accounts() == []

@@ -4,6 +4,7 @@ reproduces Google's documented behaviour and cites it), its issuer pointed at th
 - A Desktop client sends its client secret at the code exchange and at every refresh; the token
   endpoint answers `invalid_request: client_secret is missing.` otherwise: the account keeps the
   secret and refreshes with nothing in the environment (test_a_desktop_client_signs_in_and_refreshes).
+- whoami names the user (the ID token's email); logout revokes at `/revoke` (same test).
 - A refresh token only with `access_type=offline`, and on a later sign-in only with a consent shown
   (`prompt=consent`): the preset asks for both (same test: the authorization request carries them
   and a refresh token is stored).
@@ -65,6 +66,14 @@ def test_a_desktop_client_signs_in_and_refreshes(sfauth, google, tmp_path):
     assert len(refreshes) == 1 and refreshes[0].form.get("client_secret") == g.client_secret
     status, claims = userinfo(g, renewed.stdout.strip())
     assert status == 200 and claims["email"] == "alice@example.com"
+
+    whoami = sfauth.run("whoami")
+    assert whoami.returncode == OK and "alice@example.com" in whoami.stdout, whoami.stdout + whoami.stderr
+    logout = sfauth.run("logout")
+    assert logout.returncode == OK, logout.stderr
+    assert g.requests_to("/revoke"), "logout sent no revocation to Google's /revoke"
+    assert userinfo(g, renewed.stdout.strip())[0] == 401
+    assert sfauth.stored_accounts() == []
 
 
 def test_the_downloaded_client_file_gives_the_client_and_its_secret(sfauth, google, tmp_path):

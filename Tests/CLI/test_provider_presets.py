@@ -18,7 +18,7 @@ The quirks, and the test that proves each is handled:
 - Okta: an org URL means its `default` custom authorization server, and sfauth says so (test_okta_…).
 - Auth0: the issuer's trailing `/` (given without it), `audience` for a JWT access token, rotation
   with reuse detection (test_auth0_…); without --audience a notice (test_auth0_without_audience_says_so).
-- Keycloak: `refresh_expires_in: 0` offline tokens; no RFC 9207 `iss` on old versions (test_keycloak_…).
+- Keycloak: `refresh_expires_in: 0` offline tokens; RFC 9207 `iss` on redirects from version 23, none before (test_keycloak_…[22], [26]).
 - Cognito: the hosted-UI domain is not the issuer's host; access tokens carry no `aud` (test_cognito_…).
 - Bring your own client: each of these presets without a client id says what to register and
   exits 2 (test_a_preset_without_a_client_says_what_to_register).
@@ -228,13 +228,15 @@ def test_auth0_without_audience_says_so(sfauth):
 # -- Keycloak -------------------------------------------------------------------------------------
 
 
-def test_keycloak_signs_in_with_an_offline_token_refreshes_and_logs_out(sfauth):
-    with Keycloak(version=22) as kc:  # before 23: no RFC 9207 iss on the redirect, and none advertised
+@pytest.mark.parametrize("version", [22, 26])  # before 23 no RFC 9207 iss on the redirect (none advertised); from 23 both
+def test_keycloak_signs_in_with_an_offline_token_refreshes_and_logs_out(sfauth, version):
+    with Keycloak(version=version) as kc:
         login(sfauth, "--preset", "keycloak", "--issuer", kc.issuer, "--client-id", kc.client_id)
         [token_request] = [r for r in kc.requests if r.form.get("grant_type") == "authorization_code"]
         assert token_request.form.get("code_verifier")
         _, record = the_record(sfauth)
         assert record["username"] == "alice"
+        assert record["refreshTokenLifetime"] == 0  # offline_access: an offline token, refresh_expires_in 0
         check_lifecycle(sfauth, kc.base_url + "/api/echo", rotates=True, revokes=True,
                         revocations=lambda: [r for r in kc.requests if r.path.endswith("/revoke")])
 

@@ -226,9 +226,13 @@ public struct ProviderPreset: Sendable, Equatable {
 
     /// The client with this preset's scopes and redirect: `clientId`, else the preset's own; `nil`
     /// when neither is given.
-    public func client(clientId: String? = nil) -> ClientConfiguration? {
+    ///
+    /// - Parameter audience: for a preset that `takesAudience` (Auth0), the API the access token is
+    ///   for, sent as the `audience` authorization parameter; ignored by the others.
+    public func client(clientId: String? = nil, audience: String? = nil) -> ClientConfiguration? {
         guard let clientId = clientId ?? self.clientId else { return nil }
-        return ClientConfiguration(
-            clientId: clientId, scopes: scopes, redirect: redirect, additionalAuthorizationParameters: authorizationParameters)
+        var parameters = authorizationParameters
+        if takesAudience, let audience { parameters.append(AuthorizationParameter(name: "audience", value: audience)) }
+        return ClientConfiguration(clientId: clientId, scopes: scopes, redirect: redirect, additionalAuthorizationParameters: parameters)
     }
 }
