@@ -70,6 +70,9 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     case tryAgain
     /// Do the same again later: the server failed or was busy for now, and did not judge the request.
     case tryAgainLater
+    /// Register a client at the provider the way the preset called `preset` describes
+    /// (`ProviderPreset.registration`), and give its client id.
+    case registerClient(preset: String)
 
     /// Signing `credentials`' account in again, the way it was signed in.
     public static func signIn(_ credentials: OAuthCredentials) -> Remedy {
@@ -98,6 +101,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .answerEntraRefusal(let refusal): return refusal.nextStep
         case .tryAgain: return "Try again."
         case .tryAgainLater: return "Try again later."
+        case .registerClient: return "Register a client at the provider and give its client id."
         }
     }
 }

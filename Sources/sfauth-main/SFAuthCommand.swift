@@ -68,6 +68,7 @@ struct SFAuthCommand: ParsableCommand {
     /// Ends with `failure`: its line on stderr — one line, whatever a server's words in it contained.
     private static func fail(_ failure: CommandFailure) -> Never {
         if let message = failure.message { StandardError.line("sfauth: \(sentence(TerminalText.escaped(message)))") }
+        if let details = failure.details { StandardError.line(details) }
         Glibc.exit(failure.status.rawValue)
     }
 
@@ -85,7 +86,7 @@ struct SFAuthCommand: ParsableCommand {
 
     /// `text` as a sentence: a final period unless it already ends with punctuation.
     static func sentence(_ text: String) -> String {
-        guard let last = text.last, !".?!".contains(last) else { return text }
+        guard let last = text.last, !".?!:".contains(last) else { return text }
         return text + "."
     }
 

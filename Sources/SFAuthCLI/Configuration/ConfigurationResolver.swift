@@ -51,11 +51,10 @@ package struct ConfigurationResolver: Sendable {
         try values.requireOneServer()
         var missing = [MissingSetting]()
         if let preset, let presetChoice {
-            if let registration = preset.provider.registration, values[.clientId] == nil, !reportingMissing {
-                throw Self.problem(
-                    "the \(preset.name) preset signs in with a client you register at the provider; give \(ConfigurationKey.clientId.waysToSet).\n"
-                        + registration,
-                    at: presetChoice.source)
+            if preset.provider.registration != nil, values[.clientId] == nil, !reportingMissing {
+                let problem = Self.problem("the \(preset.name) preset signs in with a client you register at the provider", at: presetChoice.source)
+                guard case .configuration(let message) = problem else { throw problem }
+                throw .configuration(Problem(message.text, remedy: .registerClient(preset: preset.name)))
             }
             for key in preset.requires where values[key] == nil {
                 guard reportingMissing else {

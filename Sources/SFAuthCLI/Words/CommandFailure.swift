@@ -7,11 +7,15 @@ package struct CommandFailure: Error {
     package var message: String?
     /// The exit status.
     package var status: ExitStatus
+    /// Lines of sfauth's own that follow the message as they are, line breaks kept (what to register
+    /// for a preset); never text from outside, which the message line escapes.
+    package var details: String?
 
     /// The failure for `error`, in sfauth's words, led by `context` when given (`git needs a token: …`).
     package init(_ error: OAuthError, context: String? = nil) {
         message = (context.map { "\($0): " } ?? "") + SFAuthWords.message(for: error)
         status = ExitStatus(error)
+        if case .registerClient(let name)? = error.remedy { details = ProviderPreset.named(name)?.registration }
     }
 
     /// A usage error (exit 2).

@@ -40,6 +40,8 @@ package enum SFAuthWords {
             return refusal.nextStep
         case .allowHost(let host):
             return "Add --allow-host \(host) if you trust it."
+        case .registerClient:
+            return "Register one as follows, then give --client-id (or client_id in the profile):"
         case .tryAgain, .tryAgainLater:
             return remedy.description
         case .forgetLocally(let account):
