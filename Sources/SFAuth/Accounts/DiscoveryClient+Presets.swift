@@ -11,7 +11,10 @@ extension DiscoveryClient {
     /// let client = ProviderPreset.entra.client(clientId: "my-app-id")!
     /// ```
     ///
-    /// - Parameter instanceURL: a Salesforce My Domain, for `.salesforceMyDomain`.
+    /// - Parameters:
+    ///   - preset: the provider's preset.
+    ///   - instance: what points it at the user's own instance (host, issuer, tenant, …).
+    ///   - instanceURL: a Salesforce My Domain, for `.salesforceMyDomain`.
     /// - Throws: `OAuthError.configuration` when the instance lacks what the preset needs (an
     ///   issuer, a My Domain) or the metadata does not fit; `.network` when it cannot be fetched.
     public func server(

@@ -227,8 +227,10 @@ public struct ProviderPreset: Sendable, Equatable {
     /// The client with this preset's scopes and redirect: `clientId`, else the preset's own; `nil`
     /// when neither is given.
     ///
-    /// - Parameter audience: for a preset that `takesAudience` (Auth0), the API the access token is
-    ///   for, sent as the `audience` authorization parameter; ignored by the others.
+    /// - Parameters:
+    ///   - clientId: the client the user registered; `nil` takes the preset's own, when it has one.
+    ///   - audience: for a preset that `takesAudience` (Auth0), the API the access token is for, sent
+    ///     as the `audience` authorization parameter; ignored by the others.
     public func client(clientId: String? = nil, audience: String? = nil) -> ClientConfiguration? {
         guard let clientId = clientId ?? self.clientId else { return nil }
         var parameters = authorizationParameters
