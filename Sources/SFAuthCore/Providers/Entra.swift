@@ -32,14 +32,9 @@ public enum Entra {
     /// - Throws: `OAuthError.configuration` for a tenant that is not one path segment, or an
     ///   authority that is not an https URL of a host.
     public static func issuer(tenant: String = defaultTenant, authority: String = defaultAuthority) throws(OAuthError) -> String {
-        var authority = authority
-        while authority.hasSuffix("/") { authority.removeLast() }
-        guard let parts = EndpointURL.parts(of: authority), !authority.dropFirst(parts.scheme.count + 3).contains("/") else {
-            throw .configuration(
-                "the Entra authority '\(TerminalText.escaped(authority))' is not the URL of a sign-in host (https://login.microsoftonline.com, https://login.microsoftonline.us, …)"
-            )
-        }
-        try EndpointURL.requireSecure(authority, name: "Entra authority")
+        let authority = try ProviderHost.origin(
+            authority, name: "Entra authority", examples: "login.microsoftonline.com, login.microsoftonline.us"
+        ).url
         guard !tenant.isEmpty, tenant != tenantPlaceholder,
             tenant.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." })
         else {

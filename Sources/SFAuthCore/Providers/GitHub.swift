@@ -25,12 +25,7 @@ public enum GitHub {
     ///
     /// - Throws: `OAuthError.configuration` when `host` is not a host or an http(s) URL.
     public static func server(host: String = defaultHost) throws(OAuthError) -> AuthorizationServer {
-        var web = host.contains("://") ? host : "https://" + host
-        while web.hasSuffix("/") { web.removeLast() }
-        guard let parts = EndpointURL.parts(of: web), !web.dropFirst(parts.scheme.count + 3).contains("/") else {
-            throw .configuration("the GitHub host '\(TerminalText.escaped(host))' is not a host name (github.com, ghe.example.com) or an https URL")
-        }
-        try EndpointURL.requireSecure(web, name: "GitHub host")
+        let (web, parts) = try ProviderHost.origin(host, name: "GitHub host", examples: "github.com, ghe.example.com")
         let api = parts.host == defaultHost && parts.port == nil ? "https://api.github.com" : web + "/api/v3"
         return AuthorizationServer(
             authorizationEndpoint: web + "/login/oauth/authorize", tokenEndpoint: web + "/login/oauth/access_token",

@@ -12,14 +12,7 @@ public enum GitLab {
     ///
     /// - Throws: `OAuthError.configuration` when `host` is not a host or an http(s) URL.
     public static func issuer(host: String = defaultHost) throws(OAuthError) -> String {
-        var issuer = host.contains("://") ? host : "https://" + host
-        while issuer.hasSuffix("/") { issuer.removeLast() }
-        guard let parts = EndpointURL.parts(of: issuer), !issuer.dropFirst(parts.scheme.count + 3).contains("/") else {
-            throw .configuration(
-                "the GitLab host '\(TerminalText.escaped(host))' is not a host name (gitlab.com, gitlab.example.com) or an https URL")
-        }
-        try EndpointURL.requireSecure(issuer, name: "GitLab host")
-        return issuer
+        try ProviderHost.origin(host, name: "GitLab host", examples: "gitlab.com, gitlab.example.com").url
     }
 }
 
@@ -30,11 +23,8 @@ public enum Okta {
     /// The issuer to sign in at: `given` as it is when it names an authorization server's path, else
     /// the org's `default` custom authorization server. The second value says so, when it chose.
     public static func issuer(given: String) -> (issuer: String, notice: String?) {
-        var origin = given.contains("://") ? given : "https://" + given
-        while origin.hasSuffix("/") { origin.removeLast() }
-        guard let parts = EndpointURL.parts(of: origin), !origin.dropFirst(parts.scheme.count + 3).contains("/") else {
-            return (given, nil)
-        }
+        // Anything but a bare org is taken as it is (insecure URLs are refused where every issuer is).
+        guard let origin = try? ProviderHost.origin(given, name: "Okta org", examples: "ORG.okta.com").url else { return (given, nil) }
         let chosen = origin + "/oauth2/default"
         return (
             chosen,
@@ -69,13 +59,7 @@ public enum Cognito {
     ///
     /// - Throws: `OAuthError.configuration` when `domain` is not a host or an https URL.
     public static func endpoints(domain: String) throws(OAuthError) -> (authorize: String, token: String, revoke: String, userinfo: String) {
-        var base = domain.contains("://") ? domain : "https://" + domain
-        while base.hasSuffix("/") { base.removeLast() }
-        guard let parts = EndpointURL.parts(of: base), !base.dropFirst(parts.scheme.count + 3).contains("/") else {
-            throw .configuration(
-                "the Cognito domain '\(TerminalText.escaped(domain))' is not a host name (DOMAIN.auth.REGION.amazoncognito.com) or an https URL")
-        }
-        try EndpointURL.requireSecure(base, name: "Cognito domain")
+        let base = try ProviderHost.origin(domain, name: "Cognito domain", examples: "DOMAIN.auth.REGION.amazoncognito.com").url
         return (base + "/oauth2/authorize", base + "/oauth2/token", base + "/oauth2/revoke", base + "/oauth2/userInfo")
     }
 }
