@@ -21,6 +21,23 @@ public enum APITarget {
         return trimmed + pathOrURL
     }
 
+    /// Refuses `url` unless it is within `resource` (`ProtectedResource.covers`) or its host is one
+    /// of `allowedHosts`: the token of an account bound to a protected resource goes nowhere else.
+    public static func requireWithin(_ resource: String, _ url: String, allowedHosts: [String]) throws(OAuthError) {
+        if ProtectedResource.covers(url, resource: resource) { return }
+        guard let host = hostName(of: url), let parts = EndpointURL.parts(of: url) else {
+            throw .configuration("'\(TerminalText.escaped(url))' is not an absolute http(s) URL")
+        }
+        let bare = parts.host.contains(":") ? "[\(parts.host)]" : parts.host
+        let allowed = Set(allowedHosts.map { $0.lowercased() })
+        guard allowed.contains(host) || allowed.contains(bare) else {
+            throw .configuration(
+                Problem(
+                    "\(TerminalText.escaped(url)) is outside \(resource), the resource the account's token is bound to, so the token is not sent there",
+                    remedy: .allowHost(host)))
+        }
+    }
+
     /// `host` or `host:port` as `allowedHosts` and `--allow-host` name them, lower-cased; IPv6 in
     /// brackets.
     public static func hostName(of url: String) -> String? {

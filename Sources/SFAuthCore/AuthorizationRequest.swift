@@ -44,6 +44,7 @@ package struct AuthorizationRequest: Sendable, Equatable {
         parameters += client.scopeParameter
         parameters += [("state", state), ("code_challenge", pkce.challenge), ("code_challenge_method", pkce.method)]
         if let nonce { parameters.append(("nonce", nonce)) }
+        parameters += client.resourceParameter
         parameters += client.additionalAuthorizationParameters.map { ($0.name, $0.value) }
         return parameters
     }

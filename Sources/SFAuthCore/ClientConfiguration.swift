@@ -13,18 +13,36 @@ public struct ClientConfiguration: Sendable, Equatable {
     public var additionalAuthorizationParameters: [AuthorizationParameter]
     /// How `clientSecret` is sent (RFC 6749 §2.3.1): in the body unless the server wants HTTP Basic.
     public var authentication: ClientAuthentication = .post
+    /// The protected resource the tokens are for (RFC 8707 `resource`), sent on the authorization
+    /// request, the code exchange and every refresh — a server that enforces RFC 8707 refuses a
+    /// token request without it. `nil` (the default): no resource is named.
+    public var resource: String?
 
     /// Creates a client configuration.
+    ///
+    /// - Parameters:
+    ///   - clientId: the `client_id`.
+    ///   - clientSecret: the secret of a confidential client; `nil` for a public one.
+    ///   - scopes: the scopes to ask for.
+    ///   - redirect: where the loopback listener listens.
+    ///   - additionalAuthorizationParameters: extra authorization request parameters.
+    ///   - resource: the protected resource the tokens are for (RFC 8707); `nil` for none.
     public init(
         clientId: String, clientSecret: String? = nil, scopes: [String] = [],
         redirect: RedirectConfiguration = RedirectConfiguration(),
-        additionalAuthorizationParameters: [AuthorizationParameter] = []
+        additionalAuthorizationParameters: [AuthorizationParameter] = [], resource: String? = nil
     ) {
         self.clientId = clientId
         self.clientSecret = clientSecret
         self.scopes = scopes
         self.redirect = redirect
         self.additionalAuthorizationParameters = additionalAuthorizationParameters
+        self.resource = resource
+    }
+
+    /// The `resource` parameter (RFC 8707 §2) for requests that carry one.
+    var resourceParameter: [(String, String)] {
+        resource.map { [("resource", $0)] } ?? []
     }
 
     /// The `scope` parameter (RFC 6749 §3.3) for requests that carry one: empty when no scopes are
@@ -44,7 +62,11 @@ public struct ClientConfiguration: Sendable, Equatable {
                 throw .configuration("the authorization parameter '\(parameter.name)' is set by the sign-in itself and cannot be given")
             }
             if parameter.name.isEmpty { throw .configuration("an authorization parameter has an empty name") }
+            if parameter.name == "resource", resource != nil {
+                throw .configuration("the resource is given once: leave out the authorization parameter 'resource'")
+            }
         }
+        if let resource { try ProtectedResource.requireValid(resource) }
     }
 }
 

@@ -21,6 +21,17 @@ public struct DiscoveryDocument: Sendable, Equatable {
     public var issuerInAuthorizationResponse: Bool
     /// `scopes_supported`, when advertised.
     public var scopesSupported: [String]? = nil
+    /// `registration_endpoint` (RFC 7591), when advertised.
+    public var registrationEndpoint: String? = nil
+    /// `client_id_metadata_document_supported`: whether a client may be named by the URL of its
+    /// metadata document (OAuth Client ID Metadata Document; MCP 2025-11-25). Default: `false`.
+    public var clientIdMetadataDocumentSupported = false
+
+    /// Whether the metadata list PKCE's S256 among `code_challenge_methods_supported`. Signing in
+    /// to a protected resource requires it (MCP: a client must refuse a server that does not list
+    /// it); other sign-ins send S256 regardless, since Entra and Salesforce support it without
+    /// saying so.
+    public var listsS256: Bool { codeChallengeMethods?.contains("S256") == true }
 
     /// The scopes to ask for when nobody chose any: `openid` (who signed in) and, where listed,
     /// `offline_access` (a refresh token, OpenID Connect Core §11) — when the server lists `openid`;
@@ -44,6 +55,24 @@ public struct DiscoveryDocument: Sendable, Equatable {
             locations.append(String(base[..<pathStart]) + "/.well-known/oauth-authorization-server" + base[pathStart...])
         }
         return locations
+    }
+
+    /// Where to look for the metadata of an authorization server named by a protected resource, in
+    /// the MCP specification's order: RFC 8414's `oauth-authorization-server` first, then OpenID
+    /// Connect's — both inserted before the issuer's path, then OpenID Connect's appended to it.
+    package static func authorizationServerLocations(issuer: String) -> [String] {
+        var base = issuer
+        while base.hasSuffix("/") { base.removeLast() }
+        guard let schemeEnd = base.firstRange(of: "://") else { return [base + "/.well-known/oauth-authorization-server"] }
+        let afterScheme = base[schemeEnd.upperBound...]
+        let pathStart = afterScheme.firstIndex(of: "/") ?? afterScheme.endIndex
+        let origin = String(base[..<pathStart])
+        let path = String(base[pathStart...])
+        if path.isEmpty { return [origin + "/.well-known/oauth-authorization-server", origin + "/.well-known/openid-configuration"] }
+        return [
+            origin + "/.well-known/oauth-authorization-server" + path, origin + "/.well-known/openid-configuration" + path,
+            base + "/.well-known/openid-configuration",
+        ]
     }
 
     /// Reads a metadata response fetched for `issuer`.
@@ -99,6 +128,8 @@ public struct DiscoveryDocument: Sendable, Equatable {
         if case .array(let values)? = json["scopes_supported"] {
             document.scopesSupported = values.compactMap { if case .string(let scope) = $0 { scope } else { nil } }
         }
+        document.registrationEndpoint = try endpoint("registration_endpoint")
+        document.clientIdMetadataDocumentSupported = json["client_id_metadata_document_supported"] == .bool(true)
         return document
     }
 

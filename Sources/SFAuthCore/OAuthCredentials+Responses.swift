@@ -38,6 +38,7 @@ extension OAuthCredentials {
         self.identityURL = response.identityURL
         self.organizationId = salesforce?.organizationId
         self.obtainedBy = obtainedBy
+        self.resource = client.resource
         self.clientSecretBinding = client.clientSecret.map { ClientSecretBinding(secret: $0) }
         // The secret travels with the refresh token, which cannot be used without it.
         if obtainedBy != .clientCredentials, response.refreshToken != nil { self.clientSecret = client.clientSecret }
@@ -53,7 +54,7 @@ extension OAuthCredentials {
         self.userId = userId
         identifier = AccountIdentifier.make(
             server: server, userId: userId, username: grantUsername, clientId: clientId,
-            obtainedBy: obtainedBy)
+            obtainedBy: obtainedBy, resource: resource)
         username = claims?.preferredUsername ?? claims?.email ?? grantUsername ?? userId
     }
 
@@ -131,15 +132,20 @@ package enum AccountIdentifier {
     static let unidentifiedMarker = "unidentified"
 
     /// `<host[:port]>/client:<client id>` for the client credentials grant (the client is the
-    /// account, whatever user the server lets it act as); otherwise `<host[:port]>/<user id>`; when
-    /// the server did not say who signed in, `<host[:port]>/user:<username>` for a grant that named
-    /// the user, else `<host[:port]>/unidentified` — a placeholder that `unidentified(server:number:)`
-    /// turns into an account of its own when it is stored.
+    /// account, whatever user the server lets it act as); `<host[:port]>/resource:<resource URL>`
+    /// for tokens bound to a protected resource (RFC 8707) — one account per authorization server
+    /// and resource, whoever the server says signed in (MCP servers mostly never say), so that
+    /// signing in to it again, with more scopes say, renews that account; otherwise
+    /// `<host[:port]>/<user id>`; when the server did not say who signed in,
+    /// `<host[:port]>/user:<username>` for a grant that named the user, else
+    /// `<host[:port]>/unidentified` — a placeholder that `unidentified(server:number:)` turns into an
+    /// account of its own when it is stored.
     package static func make(
         server: AuthorizationServer, userId: String?, username: String? = nil, clientId: String,
-        obtainedBy: AuthType? = nil
+        obtainedBy: AuthType? = nil, resource: String? = nil
     ) -> String {
         if obtainedBy == .clientCredentials { return "\(host(of: server))/client:\(clientId)" }
+        if let resource { return "\(host(of: server))/resource:\(resource)" }
         if let userId { return "\(host(of: server))/\(userId)" }
         if let username { return "\(host(of: server))/user:\(username)" }
         return "\(host(of: server))/\(unidentifiedMarker)"
@@ -153,7 +159,7 @@ package enum AccountIdentifier {
 
     /// Whether `identifier` names a sign-in whose user the server never named.
     package static func isUnidentified(_ identifier: String) -> Bool {
-        guard let slash = identifier.lastIndex(of: "/") else { return false }
+        guard let slash = identifier.firstIndex(of: "/") else { return false }
         let user = identifier[identifier.index(after: slash)...]
         guard user.hasPrefix(unidentifiedMarker) else { return false }
         let rest = user.dropFirst(unidentifiedMarker.count)

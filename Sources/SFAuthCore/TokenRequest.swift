@@ -2,7 +2,8 @@ import FoundationEssentials
 
 /// Requests to the token endpoint (RFC 6749 §4.1.3, §6), as exact HTTP values.
 package enum TokenRequest {
-    /// Exchanges an authorization code (RFC 6749 §4.1.3) with the PKCE verifier (RFC 7636 §4.5).
+    /// Exchanges an authorization code (RFC 6749 §4.1.3) with the PKCE verifier (RFC 7636 §4.5),
+    /// naming the request's resource again (RFC 8707 §2.2).
     package static func authorizationCode(
         _ response: AuthorizationResponse, for request: AuthorizationRequest, client: ClientConfiguration? = nil
     ) -> HTTPRequest {
@@ -13,17 +14,17 @@ package enum TokenRequest {
                 ("code", response.code),
                 ("redirect_uri", request.redirectURI),
                 ("code_verifier", request.pkce.verifier),
-            ])
+            ] + request.client.resourceParameter)
     }
 
-    /// Refreshes an access token (RFC 6749 §6).
+    /// Refreshes an access token (RFC 6749 §6); with `client.resource`, for that resource (RFC 8707 §2.2).
     package static func refresh(refreshToken: String, tokenEndpoint: String, client: ClientConfiguration) -> HTTPRequest {
         post(
             to: tokenEndpoint, client: client,
             parameters: [
                 ("grant_type", "refresh_token"),
                 ("refresh_token", refreshToken),
-            ])
+            ] + client.resourceParameter)
     }
 
     /// A form POST. A public client identifies itself with `client_id` (§3.2.1); a confidential one

@@ -80,6 +80,10 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     /// How the client sends its secret to this account's server: `nil` for the form body (the
     /// default), `.basic` once the server refused the body and accepted HTTP Basic.
     public var clientAuthentication: ClientAuthentication?
+    /// The protected resource the tokens are bound to (RFC 8707 `resource`), for an account signed
+    /// in with `sfauth login --resource`: every refresh asks for it again, and its access token is
+    /// sent only there (same origin, a path within the resource's). `nil` for any other account.
+    public var resource: String?
 
     /// Whether an access token issued without `expires_in` lasts until it is revoked — GitHub's
     /// OAuth-app tokens do ("OAuth app tokens do not expire"; docs.github.com, "Token expiration

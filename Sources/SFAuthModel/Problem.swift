@@ -73,10 +73,18 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     /// Register a client at the provider the way the preset called `preset` describes
     /// (`ProviderPreset.registration`), and give its client id.
     case registerClient(preset: String)
+    /// Register a client at the authorization server with this issuer by hand, and give its
+    /// client id: the server could not register one by itself.
+    case registerClientAt(issuer: String)
+    /// Sign in to the protected resource at this URL (starting from it), for these scopes when
+    /// some are named (`nil`: the ones it asks for).
+    case signInToResource(String, scopes: [String]?)
 
-    /// Signing `credentials`' account in again, the way it was signed in.
+    /// Signing `credentials`' account in again, the way it was signed in — for an account bound to
+    /// a protected resource, starting from the resource again.
     public static func signIn(_ credentials: OAuthCredentials) -> Remedy {
-        .signIn(account: credentials.selectableName, grant: credentials.obtainedBy)
+        if let resource = credentials.resource { return .signInToResource(resource, scopes: nil) }
+        return .signIn(account: credentials.selectableName, grant: credentials.obtainedBy)
     }
 
     /// The remedy in words that name no tool.
@@ -102,6 +110,8 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .tryAgain: return "Try again."
         case .tryAgainLater: return "Try again later."
         case .registerClient: return "Register a client at the provider and give its client id."
+        case .registerClientAt(let issuer): return "Register a client at \(issuer) and give its client id."
+        case .signInToResource(let resource, _): return "Sign in to \(resource) first."
         }
     }
 }

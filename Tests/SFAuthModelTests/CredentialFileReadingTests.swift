@@ -40,6 +40,7 @@ struct CredentialFileReadingTests {
         credentials.clientSecretBinding = ClientSecretBinding(salt: "c2FsdA", digest: "ZGlnZXN0")
         credentials.clientSecret = "s3cret"
         credentials.clientAuthentication = .basic
+        credentials.resource = "https://mcp.example/mcp"
         credentials.recipe = SignInRecipe(
             grant: .browser, scopes: ["openid"], callbackHost: "localhost", callbackPort: 1717, callbackPath: "/cb",
             parameters: [.init(name: "prompt", value: "login")], username: "user@example.com")

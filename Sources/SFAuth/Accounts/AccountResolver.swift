@@ -9,6 +9,32 @@ public struct AccountResolver: Sendable {
         self.store = store
     }
 
+    /// The identifier of the account bound to the protected resource `resource`
+    /// (`OAuthCredentials.resource`): the one whose resource is `resource` (in any spelling of it),
+    /// else the one whose resource covers it most narrowly (`ProtectedResource.covers`); `nil` when
+    /// no account is bound to it.
+    ///
+    /// - Throws: `OAuthError.configuration` when several accounts (of different authorization
+    ///   servers) are bound to it alike; what the store throws.
+    public func identifier(boundTo resource: String) throws(OAuthError) -> String? {
+        let bound = try store.identifiers().compactMap { identifier -> (String, String)? in
+            guard let account = try? store.load(identifier: identifier), let own = account.resource else { return nil }
+            return (identifier, own)
+        }
+        var matches = bound.filter { ProtectedResource.isSame($0.1, resource) }
+        if matches.isEmpty {
+            let covering = bound.filter { ProtectedResource.covers(resource, resource: $0.1) }
+            let narrowest = covering.map(\.1.count).max()
+            matches = covering.filter { $0.1.count == narrowest }
+        }
+        guard matches.count <= 1 else {
+            throw .configuration(
+                "several accounts are bound to \(TerminalText.escaped(resource)) (\(matches.map(\.0).joined(separator: ", "))); name one with its identifier"
+            )
+        }
+        return matches.first?.0
+    }
+
     /// The identifier of the account `name` refers to. An exact identifier wins; otherwise the one
     /// account whose alias, username or email equals `name`.
     ///

@@ -39,16 +39,22 @@ public struct DiscoveryClient: Sendable {
 
     /// The metadata of `issuer`.
     ///
-    /// - Throws: `OAuthError.configuration` when neither location has metadata for exactly this
+    /// - Parameters:
+    ///   - issuer: the issuer, exactly as its metadata must name it.
+    ///   - forResource: whether a protected resource named the server: then RFC 8414's location is
+    ///     tried first, as the MCP specification orders them (`authorizationServerLocations`).
+    ///     Default: `false` (OpenID Connect's first).
+    /// - Throws: `OAuthError.configuration` when no location has metadata for exactly this
     ///   issuer; `.network` when the server cannot be reached.
-    public func discover(issuer: String) async throws(OAuthError) -> DiscoveryDocument {
+    public func discover(issuer: String, forResource: Bool = false) async throws(OAuthError) -> DiscoveryDocument {
         try EndpointURL.requireSecure(issuer, name: "issuer")
         if issuer.contains(Entra.tenantPlaceholder) {
             throw .configuration(
                 "'\(issuer)' is Entra's issuer template, not a place with metadata: give the tenant instead (…/organizations/v2.0, …/common/v2.0, or your tenant id)"
             )
         }
-        let locations = DiscoveryDocument.locations(issuer: issuer)
+        let locations =
+            forResource ? DiscoveryDocument.authorizationServerLocations(issuer: issuer) : DiscoveryDocument.locations(issuer: issuer)
         if let cached = cachedBody(for: issuer),
             let document = try? DiscoveryDocument.decode(
                 HTTPResponse(status: 200, body: cached), issuer: issuer, location: locations[0])

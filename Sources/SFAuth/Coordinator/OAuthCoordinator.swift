@@ -130,16 +130,38 @@ public final class OAuthCoordinator: Sendable {
     /// one refresh per account across threads and processes. The delegate hears a refresh (auth type
     /// `.refresh`) or a browser sign-in like `authenticate()`; reusing a stored token is silent.
     ///
+    /// With `resource`, the token is the one of the account bound to that protected resource
+    /// (`AccountResolver.identifier(boundTo:)`), and a sign-in — for a coordinator configured for
+    /// that resource (`ClientConfiguration.resource`, from `ResourceSignIn`) — binds a new one.
+    ///
     /// - Parameters:
-    ///   - account: the stored account (identifier); default: the default account.
+    ///   - account: the stored account (identifier); default: the default account, or the one
+    ///     bound to `resource`.
+    ///   - resource: the protected resource the token is for (RFC 8707); `nil` for any.
     ///   - interactive: whether a browser sign-in may happen when nothing else works. Default: `true`.
     /// - Throws: `OAuthError.loginRequired` (non-interactive, or the server rejected the refresh
-    ///   token — the delegate's `didFail` says so too), or any error of the refresh or sign-in.
-    public func accessToken(account: String? = nil, interactive: Bool = true) async throws(OAuthError) -> OAuthCredentials {
+    ///   token — the delegate's `didFail` says so too), `.configuration` when the coordinator is
+    ///   configured for another resource than `resource`, or any error of the refresh or sign-in.
+    public func accessToken(account: String? = nil, resource: String? = nil, interactive: Bool = true) async throws(OAuthError) -> OAuthCredentials {
+        if let resource, let configured = configuration.client.resource, !ProtectedResource.isSame(configured, resource) {
+            throw .configuration("this sign-in is configured for the resource \(configured), not \(TerminalText.escaped(resource))")
+        }
         guard let store else { return try await authenticate() }
         let source = TokenSource(store: store, httpClient: httpClient, options: configuration.tokenOptions, clock: clock)
         let stored: OAuthCredentials?
-        if let account { stored = try store.load(identifier: account) } else { stored = try store.loadDefault() }
+        if let account {
+            stored = try store.load(identifier: account)
+        } else if let resource {
+            stored = try AccountResolver(store: store).identifier(boundTo: resource).flatMap { identifier throws(OAuthError) in
+                try store.load(identifier: identifier)
+            }
+            if stored == nil, !interactive || configuration.client.resource == nil {
+                throw .loginRequired(
+                    Problem("No account is bound to \(TerminalText.escaped(resource)).", remedy: .signInToResource(resource, scopes: nil)))
+            }
+        } else {
+            stored = try store.loadDefault()
+        }
         if let stored, source.isUsable(stored) { return stored }
 
         if let stored, source.canRenew(stored) {
@@ -306,7 +328,7 @@ public final class OAuthCoordinator: Sendable {
             credentials.userId = userId
             credentials.identifier = AccountIdentifier.make(
                 server: credentials.server, userId: userId, clientId: credentials.clientId,
-                obtainedBy: credentials.obtainedBy)
+                obtainedBy: credentials.obtainedBy, resource: credentials.resource)
         }
     }
 

@@ -171,6 +171,7 @@ public struct TokenSource: Sendable {
         if let refreshToken = usedRefreshToken {
             var client = ClientConfiguration(clientId: credentials.clientId, clientSecret: try renewalSecret(of: credentials))
             client.authentication = credentials.clientAuthentication ?? .post
+            client.resource = credentials.resource
             let sent = try await httpClient.sendAuthenticating(client) { client in
                 TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint, client: client)
             }
@@ -192,7 +193,7 @@ public struct TokenSource: Sendable {
         do {
             response = try TokenResponse.decode(
                 Self.readingEmptyRefusal(httpResponse, refreshing: usedRefreshToken != nil), endpoint: credentials.server.tokenEndpoint)
-        } catch .tokenRequestRejected(let error) where error.rejectsTheGrant {
+        } catch .tokenRequestRejected(let error) where error.rejectsTheGrant || Self.forgotRegisteredClient(error, of: credentials) {
             if error.description?.contains("already being processed") == true {
                 // Salesforce: a refresh with this token is running elsewhere (another machine). Not our token's fault.
                 throw .invalidServerResponse(
@@ -250,6 +251,13 @@ public struct TokenSource: Sendable {
             return nil
         }
         return given
+    }
+
+    /// Whether the server refused the refresh because it no longer knows the client — one it
+    /// registered for a protected resource's account (RFC 7591), which servers may forget: only a
+    /// new sign-in (which registers again) helps.
+    private static func forgotRegisteredClient(_ error: OAuthServerError, of credentials: OAuthCredentials) -> Bool {
+        credentials.resource != nil && error.code == "invalid_client"
     }
 
     /// Some servers refuse a refresh token with a bare `400` and no body (Glewlwyd, for a retired or

@@ -83,12 +83,31 @@ package enum ServerSelection: Sendable, Equatable {
     case known(AuthorizationServer)
     /// An issuer to discover, with endpoints given explicitly that replace the discovered ones.
     case discover(issuer: String, overrides: EndpointOverrides)
+    /// A protected resource whose authorization server and client are to be found from its URL
+    /// (`sfauth login --resource`; `ResourceSignIn`).
+    case protectedResource(ResourceTarget)
 
     /// The issuer whose metadata must be fetched, or `nil` when the endpoints are known.
     package var issuerToDiscover: String? {
         if case .discover(let issuer, _) = self { return issuer }
         return nil
     }
+}
+
+/// A sign-in that starts from a protected resource (`sfauth login --resource URL`).
+package struct ResourceTarget: Sendable, Equatable {
+    /// The resource's URL.
+    package var resource: String
+    /// The authorization server to choose when the resource names several (`--issuer`), or the
+    /// one a stored account signed in at.
+    package var issuer: String?
+    /// A Client ID Metadata Document's URL (`--client-metadata-url`).
+    package var clientMetadataURL: String?
+    /// Signing a stored account in again: the client id it signed in with, used as given unless
+    /// it is the client sfauth registered at its server.
+    package var storedClientId: String?
+    /// The callback port the stored account signed in on, for that client id.
+    package var storedCallbackPort: UInt16?
 }
 
 /// Endpoints given explicitly next to an issuer; each replaces the discovered one when set.

@@ -84,11 +84,12 @@ package struct CommandContext: Sendable {
     /// - Parameters:
     ///   - account: what the user typed after `--account`: alias, username, email or identifier.
     ///   - forceRefresh: renew even if the stored token looks valid.
-    package func accessToken(account: String?, forceRefresh: Bool = false) async throws(OAuthError) -> IssuedToken {
-        if !forceRefresh, let usable = usableToken(account: account) { return usable }
+    ///   - resource: the protected resource the token is for (`--resource`): the account bound to it.
+    package func accessToken(account: String?, resource: String? = nil, forceRefresh: Bool = false) async throws(OAuthError) -> IssuedToken {
+        if resource == nil, !forceRefresh, let usable = usableToken(account: account) { return usable }
         if let supplied = settings.suppliedToken { return IssuedToken(supplied) }
         let accounts = try accounts()
-        return try await accounts.token(for: try accounts.store.identifier(selectedBy: account), forceRefresh: forceRefresh)
+        return try await accounts.token(for: try accounts.store.identifier(selectedBy: account, resource: resource), forceRefresh: forceRefresh)
     }
 
     /// The token to hand out as it is, found exactly as the front end finds it (`StoredTokenLookup`:
@@ -137,6 +138,32 @@ extension FileCredentialStore {
     package func identifier(selectedBy name: String?) throws(OAuthError) -> String? {
         guard let name else { return nil }
         return try AccountResolver(store: self).identifier(for: name)
+    }
+
+    /// The identifier of the account `name` selects, as `identifier(selectedBy:)` — or, with
+    /// `resource` (`--resource URL`), of the account bound to that protected resource.
+    ///
+    /// - Throws: `OAuthError.loginRequired` with the `sfauth login --resource` command when no
+    ///   account is bound to `resource`; `.configuration` when the account named is bound to
+    ///   another resource (or to none).
+    package func identifier(selectedBy name: String?, resource: String?) throws(OAuthError) -> String? {
+        guard let resource else { return try identifier(selectedBy: name) }
+        try ProtectedResource.requireValid(resource)
+        if let name {
+            let identifier = try AccountResolver(store: self).identifier(for: name)
+            let bound = try load(identifier: identifier)?.resource
+            guard let bound, ProtectedResource.isSame(bound, resource) || ProtectedResource.covers(resource, resource: bound) else {
+                throw .configuration(
+                    "\(TerminalText.escaped(name)) is \(bound.map { "bound to \($0)" } ?? "not bound to a resource"), not to \(TerminalText.escaped(resource)); leave out --account or --resource"
+                )
+            }
+            return identifier
+        }
+        guard let identifier = try AccountResolver(store: self).identifier(boundTo: resource) else {
+            throw .loginRequired(
+                Problem("No account is bound to \(TerminalText.escaped(resource)).", remedy: .signInToResource(resource, scopes: nil)))
+        }
+        return identifier
     }
 
     /// The account a helper's configuration is to name — the one `name` selects, else the default

@@ -10,6 +10,8 @@ package enum TokenOutput {
     case json
     /// `export NAME='value'` lines for `eval`.
     case shell
+    /// `{"Authorization":"Bearer …"}`: the headers an MCP client's header-helper command prints.
+    case headersJSON
 
     /// The text for `token`.
     package func render(_ token: IssuedToken) -> String {
@@ -24,6 +26,9 @@ package enum TokenOutput {
                 refresh_token_expires: token.refreshTokenExpiry?.date?.rfc3339, instance_url: token.instanceURL, account: token.account,
                 username: token.username)
             return JSONOutput.render(fields)
+        case .headersJSON:
+            // RFC 6750 §2.1's scheme, whatever case the server wrote its token_type in.
+            return JSONOutput.render(["Authorization": "Bearer " + token.accessToken], pretty: false)
         case .shell:
             // Every variable is set or unset, so `eval` never leaves another account's value behind.
             return TokenVariables.values(for: token).map { name, value in

@@ -25,6 +25,11 @@ extension SignInInputs {
         if sfdx == nil {
             if let account = request.account {
                 inputs.storedAccount = try store.load(identifier: try AccountResolver(store: store).identifier(for: account))
+            } else if request.force, let resource = request.resource {
+                // A fresh sign-in to the resource's own account, not to the default one.
+                inputs.storedAccount = try AccountResolver(store: store).identifier(boundTo: resource).flatMap { identifier throws(OAuthError) in
+                    try store.load(identifier: identifier)
+                }
             } else if request.force {
                 inputs.storedAccount = try store.loadDefault()
             } else if let lapsed = lapsedDefault(for: request, in: store, configuration: configuration) {
@@ -42,7 +47,7 @@ extension SignInInputs {
         for request: SignInRequest, in store: FileCredentialStore,
         configuration: (Bool) throws(OAuthError) -> LoadedConfiguration
     ) -> OAuthCredentials? {
-        guard request.grant == nil, let account = try? store.loadDefault(), account.needsLogin,
+        guard request.grant == nil, request.resource == nil, let account = try? store.loadDefault(), account.needsLogin,
             let preset = (try? configuration(true))?.resolved.preset,
             preset.source == .builtIn, preset.value == Preset.defaultName
         else { return nil }

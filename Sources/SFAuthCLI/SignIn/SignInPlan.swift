@@ -80,6 +80,12 @@ extension SignInPlan {
                 let what = client.clientSecret == nil ? "its refresh token goes" : "its refresh token and the client secret go"
                 notices.append("The SFDX auth URL names \(sfdx.instanceURL), which is not a Salesforce domain: \(what) there.")
             }
+        } else if let target = try Self.resourceTarget(request, stored: inputs.storedAccount) {
+            server = .protectedResource(target)
+            client = Self.resourceClient(request, stored: inputs.storedAccount, secret: inputs.clientSecret)
+            account = inputs.storedAccount?.identifier
+            grant = .browser
+            profileBrowser = inputs.profileBrowser()
         } else if let stored = inputs.storedAccount {
             // Signing in again: the account's own server and recipe, never the defaults.
             let again = StoredAccountSignIn(credentials: stored)

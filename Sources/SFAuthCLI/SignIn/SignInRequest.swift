@@ -38,6 +38,10 @@ package struct SignInRequest: Sendable, Equatable {
     package var verbose = false
     /// `--force`: a fresh sign-in (`prompt=login`) to the default or `--account` account.
     package var force = false
+    /// `--resource URL`: sign in to a protected resource, starting from its URL.
+    package var resource: String?
+    /// `--client-metadata-url URL`: a Client ID Metadata Document naming sfauth (with `--resource`).
+    package var clientMetadataURL: String?
 
     /// A grant chosen by a flag.
     package enum GrantFlag: String, Sendable, Equatable {

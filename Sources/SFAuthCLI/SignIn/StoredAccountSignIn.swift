@@ -21,6 +21,7 @@ struct StoredAccountSignIn {
         switch named {
         case .known(let other): same = other.tokenEndpoint == server.tokenEndpoint
         case .discover(let issuer, _): same = server.issuer.map { $0 == issuer || Entra.isDocumentedIssuer($0, for: issuer) } ?? false
+        case .protectedResource(let target): same = credentials.resource.map { ProtectedResource.isSame($0, target.resource) } ?? false
         }
         guard same else {
             let theirs =

@@ -42,6 +42,10 @@ package enum SFAuthWords {
             return "Add --allow-host \(host) if you trust it."
         case .registerClient:
             return "Register one as follows, then give --client-id (or client_id in the profile):"
+        case .registerClientAt(let issuer):
+            return "Register a client at \(issuer) yourself (redirect URI http://127.0.0.1:PORT/callback) and give --client-id and --port."
+        case .signInToResource(let resource, let scopes):
+            return "Run `\(resourceSignInCommand(resource, scopes: scopes))`."
         case .tryAgain, .tryAgainLater:
             return remedy.description
         case .forgetLocally(let account):
@@ -76,6 +80,12 @@ package enum SFAuthWords {
     package static func signInCommand(account: String, grant: AuthType?) -> String {
         let secret = grant == .clientCredentials ? "\(variable("CLIENT_SECRET"))=… " : ""
         return "\(secret)sfauth login --account \(quoted(account))"
+    }
+
+    /// The command that signs in to a protected resource, for `scopes` when given.
+    package static func resourceSignInCommand(_ resource: String, scopes: [String]?) -> String {
+        let scope = scopes.map { " --scope \(quoted($0.joined(separator: " ")))" } ?? ""
+        return "sfauth login --resource \(quoted(resource))\(scope)"
     }
 
     /// The command that signs `credentials`' account in again.

@@ -9,7 +9,12 @@ package enum SignedInMessage {
         let account = "account \(credentials.selectableName)"
         let withheld = requestedScopes.filter { !credentials.scopes.contains($0) }
         var lines = [String]()
-        if !credentials.isIdentified {
+        if let resource = credentials.resource {
+            // Keyed by server and resource: whoever signed in, this is the resource's one account.
+            let who = credentials.username.map { " as \($0)" } ?? ""
+            lines.append(
+                "Signed in\(who) to \(resource) at \(at) (\(account)); its token goes only there: `sfauth token --resource \(resource)`.")
+        } else if !credentials.isIdentified {
             // Never taken for another account: the next person's sign-in must not replace this one.
             lines.append(
                 "Signed in at \(at), but the server did not say who you are, so this is an account of its own (\(account)); "

@@ -46,6 +46,7 @@ extension CredentialFile {
         }
         credentials.clientSecret = try record.optionalString("clientSecret")
         credentials.clientAuthentication = try record.optionalEnumeration("clientAuthentication", ClientAuthentication.self)
+        credentials.resource = try record.optionalString("resource")
         credentials.recipe = try record.optionalObject("recipe").map(readRecipe)
         return credentials
     }

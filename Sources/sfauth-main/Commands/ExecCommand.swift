@@ -24,6 +24,9 @@ struct ExecCommand: SFAuthSubcommand {
     @Option(help: ArgumentHelp("The account: alias, username, email or identifier. Default: the default account.", valueName: "account"))
     var account: String?
 
+    @Option(help: ArgumentHelp("The token of the account bound to this protected resource (sfauth login --resource).", valueName: "url"))
+    var resource: String?
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
     var command: [String] = []
 
@@ -37,7 +40,7 @@ struct ExecCommand: SFAuthSubcommand {
     private var arguments: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
 
     func run(in context: CommandContext) async throws {
-        let token = try await context.accessToken(account: account)
+        let token = try await context.accessToken(account: account, resource: resource)
         CommandLauncher.become(
             arguments,
             environment: CommandEnvironment.forCommand(

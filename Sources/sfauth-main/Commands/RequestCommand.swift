@@ -15,6 +15,13 @@ struct RequestCommand: SFAuthSubcommand {
             org's session timeout ended a token early (INVALID_SESSION_ID) — the token is renewed once and \
             the request sent again.
 
+            An account signed in to a protected resource (sfauth login --resource) is used for URLs within \
+            that resource, and its token goes nowhere else. When a resource answers 401 naming its metadata \
+            (RFC 9728) and no account is bound to it, the sfauth login --resource command is said (on a \
+            terminal, offered). When it answers 403 insufficient_scope, a terminal signs in again for the \
+            scopes held and those asked for, and the request is sent once more; without a terminal, the \
+            command to run is said (exit 3).
+
             Exit status: 0 for a 1xx–3xx answer, 7 for 4xx, 8 for 5xx, 6 when no answer came; 2 and 3 as \
             everywhere (a bad command line; a sign-in needed).
 
@@ -23,11 +30,15 @@ struct RequestCommand: SFAuthSubcommand {
               sfauth request -X POST -H 'Content-Type: application/json' \\
                      -d '{"Name":"Acme"}' /services/data/v62.0/sobjects/Account
               sfauth request --include --account work https://api.example/v1/me
+              sfauth request -X POST -H 'Content-Type: application/json' -d @call.json https://mcp.example/mcp
             """
     )
 
     @Option(help: ArgumentHelp("The account: alias, username, email or identifier. Default: the default account.", valueName: "account"))
     var account: String?
+
+    @Option(help: ArgumentHelp("Use the account bound to this protected resource (sfauth login --resource).", valueName: "url"))
+    var resource: String?
 
     @Option(name: [.customShort("X"), .customLong("method")], help: "The request method. Default: GET, or POST with a body.")
     var method: String?
@@ -61,7 +72,7 @@ struct RequestCommand: SFAuthSubcommand {
     }
 
     func run(in context: CommandContext) async throws {
-        let response = try await send(in: context)
+        let response = try await ResourceChallengeHandling(command: self, context: context).send()
         if include {
             // The server's words: escaped like every outside text that reaches a terminal.
             var head = "HTTP \(response.status)\n"
@@ -77,28 +88,42 @@ struct RequestCommand: SFAuthSubcommand {
     }
 
     /// Sends the request with `SFAUTH_ACCESS_TOKEN` when it is set (once, to its `SFAUTH_INSTANCE_URL`'s
-    /// host and the allowed ones), else with the account's token (renewed once after a `401`).
-    private func send(in context: CommandContext) async throws(OAuthError) -> HTTPResponse {
+    /// host and the allowed ones), else with the token of the account `identifier` (renewed once
+    /// after a `401`).
+    func send(as identifier: String?, in context: CommandContext, body: [UInt8]) async throws(OAuthError) -> (
+        response: HTTPResponse, credentials: OAuthCredentials?
+    ) {
         if let supplied = context.settings.suppliedToken {
             let httpClient = try context.httpClient()
             let allowed = [supplied.instanceURL].compactMap { $0.flatMap(APITarget.hostName(of:)) } + allowHost
-            let request = try request(base: supplied.instanceURL, allowedHosts: allowed, body: try readBody())
-            return try await httpClient.sendForOAuth(AuthorizedRequester.authorized(request, bearer: supplied.accessToken))
+            let request = try request(base: supplied.instanceURL, allowedHosts: allowed, body: body)
+            return (try await httpClient.sendForOAuth(AuthorizedRequester.authorized(request, bearer: supplied.accessToken)), nil)
         }
         let accounts = try context.accounts()
         let requester = AuthorizedRequester(tokenSource: accounts.source, httpClient: try context.httpClient())
-        let identifier = try accounts.store.identifier(selectedBy: account)
-        let body = try readBody()
-        return try await requester.send(account: identifier) { credentials throws(OAuthError) in
-            // The URL is known once the account is: a path goes to its instance, and only to its own hosts.
-            try request(base: credentials.instanceURL, allowedHosts: APITarget.ownHosts(of: credentials) + allowHost, body: body)
-        }.response
+        let sent = try await requester.send(account: identifier) { credentials throws(OAuthError) in
+            // The URL is known once the account is: a path goes to its instance, and only to its own
+            // hosts — a resource account's token only within its resource.
+            if let resource = credentials.resource {
+                try APITarget.requireWithin(resource, try APITarget.url(for: target, base: nil), allowedHosts: allowHost)
+                return try request(base: nil, allowedHosts: nil, body: body)
+            }
+            return try request(base: credentials.instanceURL, allowedHosts: APITarget.ownHosts(of: credentials) + allowHost, body: body)
+        }
+        return (sent.response, sent.credentials)
     }
 
-    /// The request for `target`: a path resolved against `base`, and only to `allowedHosts`.
-    private func request(base: String?, allowedHosts: [String], body: [UInt8]) throws(OAuthError) -> HTTPRequest {
+    /// The request for `target` sent without a token — to a resource no account is bound to, to
+    /// learn from its answer what to sign in to.
+    func sendUnauthenticated(in context: CommandContext, body: [UInt8]) async throws(OAuthError) -> HTTPResponse {
+        try await context.httpClient().sendForOAuth(try request(base: nil, allowedHosts: nil, body: body))
+    }
+
+    /// The request for `target`: a path resolved against `base`, and only to `allowedHosts` (`nil`:
+    /// checked already).
+    private func request(base: String?, allowedHosts: [String]?, body: [UInt8]) throws(OAuthError) -> HTTPRequest {
         let url = try APITarget.url(for: target, base: base)
-        try APITarget.requireAllowed(url, allowedHosts: allowedHosts)
+        if let allowedHosts { try APITarget.requireAllowed(url, allowedHosts: allowedHosts) }
         return HTTPRequest(method: method?.uppercased() ?? (body.isEmpty ? "GET" : "POST"), url: url, headers: headerFields, body: body)
     }
 
@@ -110,7 +135,7 @@ struct RequestCommand: SFAuthSubcommand {
         }
     }
 
-    private func readBody() throws(OAuthError) -> [UInt8] {
+    func readBody() throws(OAuthError) -> [UInt8] {
         if let data { return Array(data.utf8) }
         guard let dataFile else { return [] }
         if dataFile == "-" { return StandardInput.readAll() }

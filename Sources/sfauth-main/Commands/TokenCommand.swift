@@ -24,14 +24,32 @@ struct TokenCommand: SFAuthSubcommand {
               eval "$(sfauth token --env)"
               curl -H "Authorization: Bearer $SF_ACCESS_TOKEN" "$SF_INSTANCE_URL/services/"
               sfauth token --account work --json
+              sfauth token --resource https://mcp.example/mcp --format headers-json
             """
     )
 
     @Option(help: ArgumentHelp("The account: an alias, username, email or identifier. Default: the default account.", valueName: "account"))
     var account: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The token of the account bound to this protected resource (signed in with sfauth login --resource).", valueName: "url"))
+    var resource: String?
+
     @Flag(help: "Refresh the token even if it looks valid (e.g. after the API rejected it).")
     var refresh = false
+
+    @Option(
+        help: ArgumentHelp(
+            "token (the default), json (as --json), env (as --env), or headers-json: {\"Authorization\":\"Bearer …\"} for an MCP client's header helper.",
+            valueName: "format"))
+    var format: Format?
+
+    /// What `--format` takes.
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case token, json, env
+        case headersJSON = "headers-json"
+    }
 
     @Flag(help: "Print JSON: access_token, token_type, expires_at, refresh_token_expires_at, instance_url, account, username.")
     var json = false
@@ -40,12 +58,22 @@ struct TokenCommand: SFAuthSubcommand {
     var env = false
 
     func validate() throws {
-        if json && env { throw ValidationError("Give --json or --env, not both.") }
+        if [json, env, format != nil].filter({ $0 }).count > 1 { throw ValidationError("Give one of --json, --env and --format.") }
+    }
+
+    /// The format the flags ask for.
+    private var output: TokenOutput {
+        switch format {
+        case .token?: return .bare
+        case .json?: return .json
+        case .env?: return .shell
+        case .headersJSON?: return .headersJSON
+        case nil: return json ? .json : env ? .shell : .bare
+        }
     }
 
     func run(in context: CommandContext) async throws {
-        let output: TokenOutput = json ? .json : env ? .shell : .bare
-        let token = try await context.accessToken(account: account, forceRefresh: refresh)
+        let token = try await context.accessToken(account: account, resource: resource, forceRefresh: refresh)
         print(output.render(token))
         if let reminder = context.signInReminder(for: token) {
             StandardError.line(reminder)

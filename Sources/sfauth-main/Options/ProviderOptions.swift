@@ -104,6 +104,12 @@ struct ServerOptions: ParsableArguments {
     @Option(help: ArgumentHelp("An OpenID Connect / OAuth 2.0 issuer: its endpoints are read from its published metadata.", valueName: "url"))
     var issuer: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Sign in to a protected resource (an MCP server, an API) starting from its URL: its authorization server and a client are found by themselves (RFC 9728, RFC 7591); --issuer chooses among several servers.",
+            valueName: "url"))
+    var resource: String?
+
     @Option(help: ArgumentHelp("Authorization endpoint of a non-Salesforce server (needs --token-url).", valueName: "url"))
     var authorizeURL: String?
 
@@ -137,6 +143,12 @@ struct ClientOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("Pre-fill the username on the login page (login_hint).", valueName: "username"))
     var loginHint: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --resource: the https URL of a Client ID Metadata Document describing sfauth, used as the client id where the server accepts such documents.",
+            valueName: "url"))
+    var clientMetadataURL: String?
 
     @Option(
         name: .customLong("param"),

@@ -74,5 +74,7 @@ extension SignInRequest {
         account = session.account
         verbose = session.verbose
         force = session.force
+        resource = provider.server.resource
+        clientMetadataURL = provider.client.clientMetadataURL
     }
 }

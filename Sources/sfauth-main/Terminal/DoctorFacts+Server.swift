@@ -25,6 +25,9 @@ extension DoctorFacts {
         case .discover(let issuer, let overrides):
             let (answer, clock) = await metadata(of: issuer, in: context)
             return (.metadata(issuer: issuer, overrides: overrides, answer: answer), clock)
+        case .protectedResource(let target):
+            // The configuration never names one: only `login --resource` does.
+            return (.unresolved("\(target.resource) is a protected resource; its server is found when signing in to it"), .noServer)
         }
     }
 

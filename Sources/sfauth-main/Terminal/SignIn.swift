@@ -57,7 +57,34 @@ struct SignIn {
             .discover(issuer: issuer)
             if plan.scopesFromDiscovery { client.scopes = document.defaultScopes }
             return overrides.applied(to: document.server)
+        case .protectedResource(let target):
+            return try await resourceServer(target, client: &client)
         }
+    }
+
+    /// The authorization server of a protected resource, and the client to sign in there with
+    /// (`ResourceSignIn`): what it registered or reused is said on standard error.
+    private func resourceServer(_ target: ResourceTarget, client: inout ClientConfiguration) async throws(OAuthError) -> AuthorizationServer {
+        StandardError.line("Finding the authorization server of \(target.resource)…")
+        let registrations = ClientRegistrations(store: store)
+        var options = ResourceSignIn.Options(
+            issuer: target.issuer, clientId: client.clientId.isEmpty ? nil : client.clientId, clientSecret: client.clientSecret,
+            clientMetadataURL: target.clientMetadataURL, scopes: client.scopes, redirect: client.redirect,
+            additionalAuthorizationParameters: client.additionalAuthorizationParameters)
+        // Signing a stored account in again: its own client, unless that is the one registered here.
+        if let stored = target.storedClientId, let issuer = target.issuer, registrations.registration(at: issuer)?.clientId != stored {
+            options.clientId = stored
+            if options.redirect.port == 0 { options.redirect.port = target.storedCallbackPort ?? 0 }
+        }
+        let prepared = try await ResourceSignIn(
+            httpClient: httpClient,
+            discoveryClient: DiscoveryClient(
+                httpClient: httpClient, cacheDirectory: DiscoveryClient.cacheDirectory(environment: context.environment)),
+            registrations: registrations
+        ).prepare(resource: target.resource, options: options)
+        for notice in prepared.notices { StandardError.line(notice) }
+        client = prepared.client
+        return prepared.server
     }
 
     /// The library's grant for the plan's: the password asked now, the key read now; `nil` for the browser.
