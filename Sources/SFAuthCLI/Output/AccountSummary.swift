@@ -58,6 +58,8 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
     package var file: String
     /// Why the file cannot be read (`state == .unreadable`).
     package var problem: String?
+    /// The protected resource the account's tokens are bound to (`sfauth login --resource`).
+    package var resource: String?
 
     enum CodingKeys: String, CodingKey {
         case identifier, name, alias, username, user, server
@@ -69,7 +71,7 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
         case refreshToken = "refresh_token"
         case refreshTokenExpiresAt = "refresh_token_expires_at"
         case refreshTokenExpires = "refresh_token_expires"
-        case file, problem
+        case file, problem, resource
     }
 
     /// Every key is always present (absent values are `null`), so scripts can rely on the shape.
@@ -94,6 +96,7 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
         try container.encode(refreshTokenExpiry?.date?.rfc3339, forKey: .refreshTokenExpires)
         try container.encode(file, forKey: .file)
         try container.encode(problem, forKey: .problem)
+        try container.encode(resource, forKey: .resource)
     }
 
     /// Lists every stored account in identifier order, the default one marked. A file that cannot
@@ -125,6 +128,7 @@ package struct AccountSummary: Sendable, Equatable, Encodable {
             identifier: identifier, name: credentials.selectableName, server: displayServer(of: credentials),
             isDefault: isDefault, state: State(of: credentials, judgedBy: tokenSource, now: now), file: store.path(for: identifier))
         summary.alias = credentials.alias
+        summary.resource = credentials.resource
         summary.username = credentials.username
         summary.user = credentials.username ?? (credentials.obtainedBy == .clientCredentials ? "client \(credentials.clientId)" : nil)
         summary.neverExpires = credentials.accessTokenNeverExpires

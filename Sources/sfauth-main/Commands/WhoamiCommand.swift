@@ -49,6 +49,7 @@ struct WhoamiCommand: SFAuthSubcommand {
             ("username", credentials.username), ("name", credentials.displayName), ("email", credentials.email),
             ("user_id", credentials.userId), ("organization_id", credentials.organizationId),
             ("instance_url", credentials.instanceURL), ("server", credentials.server.issuer ?? credentials.server.tokenEndpoint),
+            ("resource", credentials.resource),
             ("alias", credentials.alias), ("account", credentials.identifier), ("state", state.rawValue),
             ("expires", json ? expiry?.rfc3339 : expiry?.minuteInUTC ?? "never"),
             ("refresh_token_expires", json ? refreshExpiry?.date?.rfc3339 : refreshExpiry.map { Self.describe($0, now: Date()) }),
