@@ -56,7 +56,9 @@ public enum ClientRegistration {
                     "the registration endpoint of \(issuer) answered without a client_id (RFC 7591 §3.2.1), so there is no client to sign in with",
                     remedy: .registerClientAt(issuer: issuer)))
         }
-        var client = RegisteredClient(issuer: issuer, clientId: clientId, redirectURI: redirectURI, scopes: scopes, registeredAt: now)
+        // Whole seconds: they survive the registration file's JSON round trip exactly.
+        let registeredAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+        var client = RegisteredClient(issuer: issuer, clientId: clientId, redirectURI: redirectURI, scopes: scopes, registeredAt: registeredAt)
         client.clientSecret = json["client_secret"]?.stringValue
         if let expiry = json["client_secret_expires_at"]?.stringValue.flatMap(Double.init), expiry > 0 {
             client.clientSecretExpiresAt = Date(timeIntervalSince1970: expiry)
