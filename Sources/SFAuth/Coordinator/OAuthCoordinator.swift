@@ -42,7 +42,7 @@ public final class OAuthCoordinator: Sendable {
         /// Whether to ask the server who signed in (OIDC userinfo or Salesforce's identity URL) after
         /// the exchange, for the username, display name and email. Best effort. Default: `true`.
         public var fetchIdentity: Bool
-        /// When `accessToken(account:interactive:)` reuses a stored token and how it renews one —
+        /// When `accessToken(account:resource:interactive:)` reuses a stored token and how it renews one —
         /// the leeway, the lifetime assumed when the server does not say, a client secret — as
         /// `sfauth token` does with its environment variables (`TokenSource.Options(settings:)`).
         /// Default: `TokenSource.Options()` (60 s, 2 hours), with `client.clientSecret` when it has none.
