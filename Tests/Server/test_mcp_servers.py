@@ -428,3 +428,171 @@ def test_consent_page_in_the_test_browser(http, mcp_server, action):
             assert back[0]["error"] == "access_denied"
     finally:
         listener.close()
+
+
+# ---------------------------------------------------------------- the second server (django-mcp-oauth)
+
+@pytest.fixture(scope="module")
+def second(tmp_path_factory):
+    from mcp_fixtures import SECOND_SERVER
+    process, values = start_server(SECOND_SERVER, tmp_path_factory.mktemp("mcp-second"), {})
+    yield values
+    stop_server(process)
+
+
+def second_login_session(server):
+    """A requests session signed in through Django's login form (as alice)."""
+    session = requests.Session()
+    session.trust_env = False
+    page = session.get(server["MCP_AS_URL"] + "/accounts/login/")
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
+    done = session.post(server["MCP_AS_URL"] + "/accounts/login/", allow_redirects=False, data={
+        "csrfmiddlewaretoken": csrf, "username": server["MCP_USERNAME"], "password": server["MCP_PASSWORD"],
+        "next": "/"})
+    assert done.status_code == 302
+    return session
+
+
+def second_register(http, server, port=53682, scope="mcp mcp:admin"):
+    response = http.post(server["MCP_AS_URL"] + "/oauth/register", json={
+        "redirect_uris": [REDIRECT.format(port=port)], "token_endpoint_auth_method": "none",
+        "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+        "client_name": "sfauth", "application_type": "native", "scope": scope})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def second_authorize(session, server, client, method="S256", redirect_uri=None, scope="mcp", resource=None,
+                     decision="yes"):
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=") \
+        if method == "S256" else verifier
+    params = {"response_type": "code", "client_id": client["client_id"], "state": "s2", "scope": scope,
+              "redirect_uri": redirect_uri or client["redirect_uris"][0], "code_challenge": challenge}
+    if method:
+        params["code_challenge_method"] = method
+    if resource:
+        params["resource"] = resource
+    page = session.get(server["MCP_AS_URL"] + "/oauth/authorize", params=params, allow_redirects=False)
+    if page.status_code != 200:
+        return page, verifier
+    assert 'id="authorizationForm"' in page.text
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
+    return session.post(page.url, data={"csrfmiddlewaretoken": csrf, "confirm": decision},
+                        allow_redirects=False), verifier
+
+
+def test_second_server_discovery(http, second):
+    s = second
+    probe = http.post(s["MCP_RESOURCE_URL"], json={})
+    assert probe.status_code == 401
+    # No error= without credentials (RFC 6750 §3.1); the pointer is the ROOT well-known URL.
+    assert probe.headers["www-authenticate"] == f'Bearer resource_metadata="{s["MCP_PRM_URL"]}"'
+    assert s["MCP_PRM_URL"] == s["MCP_RS_ORIGIN"] + "/.well-known/oauth-protected-resource"
+    for url in (s["MCP_PRM_URL"], s["MCP_PRM_PATH_URL"]):
+        assert http.get(url).json() == {"resource": s["MCP_RESOURCE_URL"], "authorization_servers": [s["MCP_ISSUER"]],
+                                        "bearer_methods_supported": ["header"], "scopes_supported": ["mcp"]}
+    meta = http.get(s["MCP_AS_METADATA_URL"]).json()
+    assert meta["issuer"] == s["MCP_ISSUER"] and meta["code_challenge_methods_supported"] == ["S256"]
+    assert meta["registration_endpoint"] == s["MCP_AS_URL"] + "/oauth/register"
+    assert "none" in meta["token_endpoint_auth_methods_supported"]
+    assert "revocation_endpoint" not in meta and "authorization_response_iss_parameter_supported" not in meta
+    assert http.get(s["MCP_AS_URL"] + "/.well-known/openid-configuration").status_code == 404
+    client = second_register(http, s)
+    assert client["client_id"] and "client_secret" not in client and "application_type" not in client
+
+
+def test_second_server_flow_and_quirks(http, second):
+    s = second
+    session = second_login_session(s)
+    client = second_register(http, s)
+    done, verifier = second_authorize(session, s, client, resource="http://127.0.0.1:1/not-this-one")
+    back = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(done.headers["location"]).query))
+    assert set(back) == {"code", "state"}                  # no RFC 9207 iss; the bogus resource is ignored
+    tokens = http.post(s["MCP_AS_URL"] + "/oauth/token", data={
+        "grant_type": "authorization_code", "client_id": client["client_id"], "code": back["code"],
+        "redirect_uri": client["redirect_uris"][0], "code_verifier": verifier}).json()   # no resource: fine
+    assert tokens["scope"] == "mcp" and tokens["refresh_token"]
+    who = call_tool(s["MCP_RESOURCE_URL"], tokens["access_token"], "whoami")
+    assert who["client_id"] == client["client_id"] and who["resource"] == s["MCP_RESOURCE_URL"]
+    # Refresh: django-mcp-oauth 0.1.0 answers WITHOUT a new refresh token (Authlib's RefreshTokenGrant.
+    # INCLUDE_NEW_REFRESH_TOKEN is False and the library does not set it) yet marks the old one revoked;
+    # the old one keeps working for MCP_OAUTH_REFRESH_GRACE (60 s) only. (--rotate-refresh-tokens fixes it.)
+    form = {"grant_type": "refresh_token", "client_id": client["client_id"], "refresh_token": tokens["refresh_token"]}
+    first = http.post(s["MCP_AS_URL"] + "/oauth/token", data=form).json()
+    assert first["access_token"] and "refresh_token" not in first
+    assert http.post(s["MCP_AS_URL"] + "/oauth/token", data=form).status_code == 200   # within the grace
+    # Exact redirect URI (port included): 400 JSON, no redirect.
+    other, _ = second_authorize(session, s, client, redirect_uri="http://127.0.0.1:53683/callback")
+    assert other.status_code == 400 and other.json()["error"] == "invalid_request"
+    # PKCE plain (and no method at all, which Authlib reads as plain) is accepted, although the
+    # metadata lists S256 only.
+    for method in ("plain", None):
+        done, verifier = second_authorize(session, s, client, method=method)
+        code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(done.headers["location"]).query))["code"]
+        assert http.post(s["MCP_AS_URL"] + "/oauth/token", data={
+            "grant_type": "authorization_code", "client_id": client["client_id"], "code": code,
+            "redirect_uri": client["redirect_uris"][0], "code_verifier": verifier}).status_code == 200
+    # Scopes: what the registration names (not checked against scopes_supported); more is clamped.
+    done, verifier = second_authorize(session, s, client, scope="mcp mcp:admin")
+    code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(done.headers["location"]).query))["code"]
+    admin = http.post(s["MCP_AS_URL"] + "/oauth/token", data={
+        "grant_type": "authorization_code", "client_id": client["client_id"], "code": code,
+        "redirect_uri": client["redirect_uris"][0], "code_verifier": verifier}).json()
+    assert admin["scope"] == "mcp mcp:admin"
+    assert call_tool(s["MCP_RESOURCE_URL"], admin["access_token"], "admin_echo", {"text": "hi"})["echo"] == "hi"
+    with pytest.raises(RuntimeError):       # a tool error, not an HTTP 403: no per-tool scopes
+        call_tool(s["MCP_RESOURCE_URL"], tokens["access_token"], "admin_echo", {"text": "hi"})
+    denied, _ = second_authorize(session, s, client, decision="no")
+    assert "error=access_denied" in denied.headers["location"]
+    with pytest.raises(McpHttpError) as refused:
+        call_tool(s["MCP_RESOURCE_URL"], tokens["access_token"] + "x", "whoami")
+    assert refused.value.status == 401 and 'error="invalid_token"' in refused.value.www_authenticate
+    seen = stats(s["MCP_AS_URL"])
+    assert seen["registrations"] >= 1 and seen["token_requests"][0]["grant_type"] == "authorization_code"
+
+
+def test_second_server_refresh_without_grace_and_with_rotation(http, mcp_second_server):
+    for rotate in (False, True):
+        s = mcp_second_server(refresh_grace=0, rotate_refresh_tokens=rotate)
+        session = second_login_session(s)
+        client = second_register(http, s)
+        done, verifier = second_authorize(session, s, client)
+        code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(done.headers["location"]).query))["code"]
+        tokens = http.post(s["MCP_AS_URL"] + "/oauth/token", data={
+            "grant_type": "authorization_code", "client_id": client["client_id"], "code": code,
+            "redirect_uri": client["redirect_uris"][0], "code_verifier": verifier}).json()
+        form = {"grant_type": "refresh_token", "client_id": client["client_id"], "refresh_token": tokens["refresh_token"]}
+        first = http.post(s["MCP_AS_URL"] + "/oauth/token", data=form)
+        assert first.status_code == 200
+        assert ("refresh_token" in first.json()) == rotate
+        again = http.post(s["MCP_AS_URL"] + "/oauth/token", data=form)
+        assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+        if rotate:
+            form["refresh_token"] = first.json()["refresh_token"]
+            assert http.post(s["MCP_AS_URL"] + "/oauth/token", data=form).status_code == 200
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/chromium"), reason="needs Debian's chromium")
+def test_second_server_login_and_consent_in_the_test_browser(http, second):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Browser"))
+    from drive import run_browser
+    s = second
+    listener = Listener()
+    try:
+        client = second_register(http, s, port=listener.port)
+        verifier, challenge = pkce()
+        url = s["MCP_AS_URL"] + "/oauth/authorize?" + urllib.parse.urlencode({
+            "response_type": "code", "client_id": client["client_id"], "redirect_uri": client["redirect_uris"][0],
+            "state": "st-b", "code_challenge": challenge, "code_challenge_method": "S256", "scope": "mcp",
+            "resource": s["MCP_RESOURCE_URL"]})
+        result = run_browser(url, action="approve", timeout=60,
+                             env={"SFAUTH_TEST_USERNAME": s["MCP_USERNAME"], "SFAUTH_TEST_PASSWORD": s["MCP_PASSWORD"]})
+        assert result["ok"], result
+        back = [q for q in listener.seen if "state" in q]
+        assert len(back) == 1 and back[0]["code"]
+        assert http.post(s["MCP_AS_URL"] + "/oauth/token", data={
+            "grant_type": "authorization_code", "client_id": client["client_id"], "code": back[0]["code"],
+            "redirect_uri": client["redirect_uris"][0], "code_verifier": verifier}).status_code == 200
+    finally:
+        listener.close()
