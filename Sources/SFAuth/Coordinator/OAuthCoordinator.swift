@@ -250,7 +250,11 @@ public final class OAuthCoordinator: Sendable {
         let request = AuthorizationRequest(
             server: configuration.server, client: configuration.client,
             redirectURI: listener.redirectURI, using: &random)
-        await present(request.url, redirectURI: listener.redirectURI, info: info)
+        let launch = present(request.url, redirectURI: listener.redirectURI, info: info)
+        // The launch is not waited for: a browser command that has not exited yet (it may be the
+        // browser itself, or wait for our own answer to its redirect) must not hold the redirect up.
+        // Its failure is still said — unless the redirect came first, which proves a browser ran.
+        defer { launch?.finishFlow() }
 
         let outcome = try await waitForRedirect(on: listener, for: request)
 
@@ -332,17 +336,22 @@ public final class OAuthCoordinator: Sendable {
         }
     }
 
-    /// Hands the URL to the delegate, then to the browser launcher; a launch failure is not fatal.
-    private func present(_ url: String, redirectURI: String, info: AuthInfo) async {
+    /// Hands the URL to the delegate, then starts the browser launcher in the background and
+    /// returns at once; a launch failure is not fatal, and is said when it is known (`nil`: no
+    /// browser is launched).
+    private func present(_ url: String, redirectURI: String, info: AuthInfo) -> BrowserLaunch? {
         let presentation = delegate?.oauthCoordinator(self, willOpenBrowserAt: url, redirectURI: redirectURI, info: info) ?? .openBrowser
-        guard presentation == .openBrowser else { return }
+        guard presentation == .openBrowser else { return nil }
         guard let launcher = configuration.browserLauncher else {
             notifyBrowserNotOpened(url, reason: .browserDisabled, info: info)
-            return
+            return nil
         }
-        if let failure = await Self.open(url, with: launcher) {
+        let launch = BrowserLaunch()
+        Task { [self] in
+            guard let failure = await Self.open(url, with: launcher), launch.flowIsRunning() else { return }
             notifyBrowserNotOpened(url, reason: .launchFailed(failure), info: info)
         }
+        return launch
     }
 
     /// The redirect, from the listener or pasted by the person (when `pastedRedirects` is set):
@@ -429,6 +438,18 @@ public final class OAuthCoordinator: Sendable {
             codeFlowAskedForOpenID: request.client.requestsOpenID, now: clock.now())
         return credentials
     }
+}
+
+/// A browser launch running beside the wait for the redirect: once the flow is over, its failure
+/// is no longer said (a redirect arrived, so some browser did open the page).
+final class BrowserLaunch: Sendable {
+    private let running = Mutex(true)
+
+    /// Whether the flow still waits; the failure is said only then.
+    func flowIsRunning() -> Bool { running.withLock { $0 } }
+
+    /// The flow is over.
+    func finishFlow() { running.withLock { $0 = false } }
 }
 
 /// A weak reference that can live inside the coordinator's lock.
