@@ -83,7 +83,13 @@ public struct DiscoveryDocument: Sendable, Equatable {
     ///   4xx, the `issuer` differs from the one asked for (OIDC Discovery §4.3, RFC 8414 §3.3 — a
     ///   server must not speak for another), an endpoint is missing or insecure, or PKCE S256 is not
     ///   among the advertised methods: the configuration must change.
-    package static func decode(_ response: HTTPResponse, issuer: String, location: String) throws(OAuthError) -> DiscoveryDocument {
+    ///
+    /// - Parameter namedByResource: whether a protected resource named the issuer; a mismatch then
+    ///   cannot be answered by naming the other issuer (the resource names this one), so the error
+    ///   does not suggest it.
+    package static func decode(
+        _ response: HTTPResponse, issuer: String, location: String, namedByResource: Bool = false
+    ) throws(OAuthError) -> DiscoveryDocument {
         let parsed = JSONValue.parse(response.body)
         if response.status >= 500 || (response.status == 200 && parsed == nil) {
             throw .invalidServerResponse(
@@ -100,6 +106,11 @@ public struct DiscoveryDocument: Sendable, Equatable {
         // Entra's multi-tenant paths publish another issuer than their own URL, as documented
         // (`Entra.isDocumentedIssuer`); the ID token's `iss` is then checked against it.
         guard advertised == issuer || Entra.isDocumentedIssuer(advertised, for: issuer) else {
+            if namedByResource {
+                throw .configuration(
+                    "the metadata at \(location) is for the issuer '\(TerminalText.escaped(advertised))', not '\(issuer)', the server the resource names: refused (RFC 8414 §3.3)"
+                )
+            }
             throw .configuration(
                 "the metadata at \(location) is for the issuer '\(advertised)', not '\(issuer)'; use exactly '\(advertised)' if you trust it")
         }

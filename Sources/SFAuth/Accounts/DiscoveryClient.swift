@@ -68,7 +68,7 @@ public struct DiscoveryClient: Sendable {
                 lastError = .configuration("no server metadata at \(location) (HTTP 404)")
                 continue
             }
-            let document = try DiscoveryDocument.decode(response, issuer: issuer, location: location)
+            let document = try DiscoveryDocument.decode(response, issuer: issuer, location: location, namedByResource: forResource)
             store(response.body, for: issuer)
             return document
         }
