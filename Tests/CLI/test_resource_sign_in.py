@@ -222,3 +222,64 @@ def test_a_second_implementation_signs_in_reuses_its_registration_and_refreshes(
     renewed = token(sfauth, resource, "--refresh")
     assert renewed != access_token
     assert call_tool(resource, renewed, "whoami")["resource"] == resource
+
+
+# ---------------------------------------------------------------- at a terminal
+
+
+def run_at_a_terminal(sfauth, arguments, answer=None, within=90):
+    """Runs sfauth with a pseudo-terminal on stdin and stderr (stdout a pipe, as for a program reading
+    the response), typing `answer` once the question appears; returns (exit status, stdout, screen)."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import time
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([sfauth.binary, *arguments], env=sfauth.env, stdin=follower, stdout=subprocess.PIPE,
+                               stderr=follower, start_new_session=True)
+    os.close(follower)
+    screen = b""
+    answered = answer is None
+    deadline = time.time() + within
+    while process.poll() is None and time.time() < deadline:
+        if select.select([leader], [], [], 0.2)[0]:
+            try:
+                screen += os.read(leader, 4096)
+            except OSError:
+                break
+        if not answered and b"[Y/n]" in screen:
+            os.write(leader, answer)
+            answered = True
+    stdout = process.communicate(timeout=max(1, deadline - time.time()))[0].decode()
+    os.close(leader)
+    return process.returncode, stdout, screen.decode(errors="replace")
+
+
+def test_at_a_terminal_insufficient_scope_signs_in_again_and_sends_the_request_once_more(sfauth, mcp_server):
+    s = mcp_server()
+    resource = s["MCP_RESOURCE_URL"]
+    assert login(sfauth, resource, "--scope", "mcp").returncode == 0
+    status, stdout, screen = run_at_a_terminal(sfauth, ["request", *JSON_RPC, "-d", ADMIN_CALL, resource])
+    assert status == 0, screen
+    assert "insufficient_scope; it lacks mcp:admin); signing in again for mcp mcp:admin" in screen
+    assert '"isError":false' in stdout.replace(" ", "") and "hi" in stdout
+    (account,) = accounts(sfauth)
+    # The sign-in, then (the registration reused) the check that the server still knows it, then the browser's.
+    assert [r["scopes"] for r in stats(s["MCP_AS_URL"])["authorize_requests"]] == [["mcp"], ["mcp", "mcp:admin"], ["mcp", "mcp:admin"]]
+    assert call_tool(resource, token(sfauth, resource), "admin_echo", {"text": "again"})
+
+
+def test_at_a_terminal_a_resource_without_an_account_offers_the_sign_in(sfauth, mcp_server):
+    s = mcp_server()
+    resource = s["MCP_RESOURCE_URL"]
+    status, stdout, screen = run_at_a_terminal(sfauth, ["request", *JSON_RPC, "-d", WHOAMI_CALL, resource], answer=b"y\n")
+    assert status == 0, screen
+    assert f"no account is signed in to it. Sign in to {resource} now? [Y/n]" in screen
+    assert resource in stdout and '"isError":false' in stdout.replace(" ", "")
+    assert accounts(sfauth)[0]["resource"] == resource
+    # Declined: nothing is signed in, and the command is said (exit 3).
+    other = mcp_server()
+    status, _, screen = run_at_a_terminal(sfauth, ["request", *JSON_RPC, "-d", WHOAMI_CALL, other["MCP_RESOURCE_URL"]], answer=b"n\n")
+    assert status == 3 and f"sfauth login --resource {other['MCP_RESOURCE_URL']}" in screen
+    assert len(accounts(sfauth)) == 1
