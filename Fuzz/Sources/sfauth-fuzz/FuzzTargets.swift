@@ -21,6 +21,7 @@ enum FuzzTargets {
         FuzzTarget(name: "error-body", run: fuzzErrorBody),
         FuzzTarget(name: "config", run: fuzzConfig),
         FuzzTarget(name: "credential-record", run: fuzzCredentialRecord),
+        FuzzTarget(name: "protected-resource", run: fuzzProtectedResource),
     ]
 
     static var names: [String] { all.map(\.name) }
