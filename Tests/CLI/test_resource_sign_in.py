@@ -283,3 +283,66 @@ def test_at_a_terminal_a_resource_without_an_account_offers_the_sign_in(sfauth, 
     status, _, screen = run_at_a_terminal(sfauth, ["request", *JSON_RPC, "-d", WHOAMI_CALL, other["MCP_RESOURCE_URL"]], answer=b"n\n")
     assert status == 3 and f"sfauth login --resource {other['MCP_RESOURCE_URL']}" in screen
     assert len(accounts(sfauth)) == 1
+
+
+# ---------------------------------------------------------------- the other commands
+
+
+def test_exec_config_and_headers_json_for_a_resource_and_for_any_account(sfauth, server, mcp_server):
+    s = mcp_server()
+    resource = s["MCP_RESOURCE_URL"]
+    # `config` is the dry run: the resource's sign-in, not the profile's or Salesforce's defaults.
+    dry = sfauth.run("config", "--resource", resource, "--scope", "mcp")
+    assert dry.returncode == 0, dry.stderr
+    assert "login.salesforce.com" not in dry.stdout and "PlatformCLI" not in dry.stdout
+    assert any(line.split()[:2] == ["resource", resource] for line in dry.stdout.splitlines())
+    assert any(line.split()[:2] == ["client_id", "(registered)"] for line in dry.stdout.splitlines())
+    conflicting = sfauth.run("config", "--resource", resource, "--preset", "github")
+    assert conflicting.returncode == 2 and "leave out --preset" in error_line(conflicting)
+
+    assert login(sfauth, resource).returncode == 0
+    # `exec --resource`: the resource's token in the command's environment.
+    seen = sfauth.run("exec", "--resource", resource, "--", "sh", "-c", 'printf %s "$SF_ACCESS_TOKEN"')
+    assert seen.returncode == 0 and seen.stdout == token(sfauth, resource)
+    # `--format headers-json` for an account that is not a resource's (the test server's).
+    assert sfauth.run(*sfauth.login_args()).returncode == 0
+    plain = sfauth.run("token")
+    headers = sfauth.run("token", "--format", "headers-json")
+    assert headers.returncode == 0 and json.loads(headers.stdout) == {"Authorization": "Bearer " + plain.stdout.strip()}
+    # --resource with an account bound to none, or to another resource: refused.
+    plain_account = next(a["identifier"] for a in accounts(sfauth) if a["resource"] is None)
+    other = sfauth.run("token", "--account", plain_account, "--resource", resource)
+    assert other.returncode == 2 and "not bound to a resource" in error_line(other)
+
+
+def test_a_taken_port_gets_a_new_registration(sfauth, mcp_server):
+    import socket
+    s = mcp_server()
+    resource = s["MCP_RESOURCE_URL"]
+    assert login(sfauth, resource).returncode == 0
+    registered = stats(s["MCP_AS_URL"])["registered_clients"][0]["redirect_uris"][0]
+    port = int(registered.rsplit(":", 1)[1].split("/")[0])
+    with socket.socket() as holder:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # the port is in TIME_WAIT from the sign-in
+        holder.bind(("127.0.0.1", port))
+        holder.listen(1)
+        result = login(sfauth, resource)
+    assert result.returncode == 0, result.stderr
+    assert "Registered sfauth as a client" in result.stderr
+    seen = stats(s["MCP_AS_URL"])
+    assert seen["registrations"] == 2 and seen["registered_clients"][-1]["redirect_uris"] != [registered]
+    call_tool(resource, token(sfauth, resource), "whoami")
+
+
+def test_logout_forgets_a_resource_account_and_says_what_the_sdks_server_refused(sfauth, mcp_server):
+    s = mcp_server()
+    resource = s["MCP_RESOURCE_URL"]
+    assert login(sfauth, resource).returncode == 0
+    result = sfauth.run("logout")
+    # The MCP SDK's revocation endpoint requires a client_secret field even from a public client
+    # (Tests/Server/MCP.md): refused, said, and the account is gone here all the same.
+    assert result.returncode == 5, result.stderr
+    assert "refused to revoke the refresh token" in result.stderr and "client_secret" in result.stderr
+    assert accounts(sfauth) == []
+    # The registration stays: it belongs to the server, not to the account.
+    assert len(registrations(sfauth)) == 1

@@ -16,7 +16,7 @@ extension SignInPlan {
     ///
     /// - Throws: `OAuthError.configuration` for options that do not go with a resource: another
     ///   way to name the server, another grant, or another resource than the stored account's.
-    static func resourceTarget(_ request: SignInRequest, stored: OAuthCredentials?) throws(OAuthError) -> ResourceTarget? {
+    package static func resourceTarget(_ request: SignInRequest, stored: OAuthCredentials?) throws(OAuthError) -> ResourceTarget? {
         if request.clientMetadataURL != nil && request.resource == nil && stored?.resource == nil {
             throw .configuration("--client-metadata-url goes with --resource")
         }
@@ -24,9 +24,10 @@ extension SignInPlan {
         if let stored, let own = stored.resource, let given = request.resource, !ProtectedResource.isSame(own, given) {
             throw .configuration("\(stored.selectableName) is bound to \(own), not \(TerminalText.escaped(given)); leave out --account or --resource")
         }
-        if let flag = serverFlagsExcludedByResource.first(where: { request.flags[$0] != nil }), let source = request.flags[flag]?.source {
+        if let flag = serverFlagsExcludedByResource.first(where: { request.flags[$0] != nil }) {
+            let given = flag.commandLineFlag ?? "--" + flag.rawValue
             throw .configuration(
-                "--resource finds the server itself; leave out \(source) (--issuer chooses among the resource's authorization servers)")
+                "--resource finds the server itself; leave out \(given) (--issuer chooses among the resource's authorization servers)")
         }
         if let grant = request.grant {
             throw .configuration("--resource signs in through the browser; leave out \(grant.rawValue)")
@@ -45,7 +46,7 @@ extension SignInPlan {
     /// (`--scope`, else the stored account's; none: what the resource asks for), the redirect
     /// (`--callback-host`, `--port`, `--callback-path`, else the stored account's), and extra
     /// parameters. The resource goes on the client once it is discovered.
-    static func resourceClient(_ request: SignInRequest, stored: OAuthCredentials?, secret: String?) -> ClientConfiguration {
+    package static func resourceClient(_ request: SignInRequest, stored: OAuthCredentials?, secret: String?) -> ClientConfiguration {
         let recipe = stored?.signInRecipe
         var redirect = RedirectConfiguration(host: recipe?.callbackHost ?? "127.0.0.1", port: 0, path: recipe?.callbackPath ?? "/callback")
         if case .text(let host)? = request.flags[.callbackHost]?.value { redirect.host = host }

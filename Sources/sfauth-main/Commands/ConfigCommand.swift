@@ -52,9 +52,16 @@ struct ConfigCommand: SFAuthSubcommand {
         let loaded = try LoadedConfiguration.load(
             flags: request.flags, configPath: request.configPath, profileName: request.profile,
             settings: context.settings, reportingMissing: true)
+        if let target = try SignInPlan.resourceTarget(request, stored: nil) {
+            // The server and the client are found from the resource when signing in: the profile's
+            // and the environment's server settings do not apply, and are not shown.
+            let rows = resourceRows(target, request) + (try signInRows(request, loaded, context: context))
+            print(json ? jsonText(loaded, signIn: rows, resolved: false) : table(loaded, signIn: rows, resolved: false))
+            return
+        }
         let signIn = try signInRows(request, loaded, context: context)
         print(json ? jsonText(loaded, signIn: signIn) : table(loaded, signIn: signIn))
-        if !loaded.resolved.missing.isEmpty {
+        if !loaded.resolved.missing.isEmpty, request.resource == nil {
             StandardError.line(
                 "sfauth login would stop here: \(loaded.resolved.missing.map(\.name).joined(separator: ", ")) \(loaded.resolved.missing.count == 1 ? "is" : "are") missing."
             )
@@ -100,17 +107,49 @@ struct ConfigCommand: SFAuthSubcommand {
         return rows
     }
 
+    /// What `login --resource` would use: the resource, and for each of the server, the client and
+    /// the scopes, the value given or where the sign-in will find it.
+    private func resourceRows(_ target: ResourceTarget, _ request: SignInRequest) -> [(name: String, value: String, source: String)] {
+        let client = SignInPlan.resourceClient(request, stored: nil, secret: nil)
+        let given = { (key: ConfigurationKey) in request.flags[key].map { "\($0.source)" } }
+        var rows: [(name: String, value: String, source: String)] = [("resource", target.resource, "flag --resource")]
+        rows.append(
+            target.issuer.map { ($0, given(.issuer) ?? "") }.map { ("issuer", $0.0, $0.1) }
+                ?? ("issuer", "(the first the resource names)", "its metadata (RFC 9728), read when signing in"))
+        if !client.clientId.isEmpty {
+            rows.append(("client_id", client.clientId, given(.clientId) ?? "flag --client-id"))
+        } else if let document = target.clientMetadataURL {
+            rows.append(("client_id", document, "flag --client-metadata-url, where the server accepts such documents; else as below"))
+        } else {
+            rows.append(("client_id", "(registered)", "the registration kept for the server, else one made when signing in (RFC 7591)"))
+        }
+        rows.append(
+            client.scopes.isEmpty
+                ? ("scopes", "(the resource's)", "its challenge, else its metadata's scopes_supported")
+                : ("scopes", client.scopes.joined(separator: " "), given(.scopes) ?? "flag --scope"))
+        rows.append(("callback_host", client.redirect.host, given(.callbackHost) ?? "default"))
+        rows.append(
+            client.redirect.port == 0
+                ? ("callback_port", "(registered)", "the registration's port, else a free one")
+                : ("callback_port", "\(client.redirect.port)", given(.callbackPort) ?? "flag --port"))
+        rows.append(("callback_path", client.redirect.path, given(.callbackPath) ?? "default"))
+        for parameter in client.additionalAuthorizationParameters {
+            rows.append(("params.\(parameter.name)", parameter.value, parameter.name == "login_hint" ? "flag --login-hint" : "flag --param"))
+        }
+        return rows
+    }
+
     // MARK: - Table
 
-    private func table(_ loaded: LoadedConfiguration, signIn: [(name: String, value: String, source: String)]) -> String {
+    private func table(_ loaded: LoadedConfiguration, signIn: [(name: String, value: String, source: String)], resolved: Bool = true) -> String {
         var rows = [["KEY", "VALUE", "SOURCE"]]
         rows.append(["file", fileDescription(loaded), loaded.file.map { "\($0.source)" } ?? "default"])
         rows.append(["profile", loaded.profile?.value ?? "(none)", loaded.profile.map { "\($0.source)" } ?? "default"])
-        for setting in loaded.resolved.settings {
+        for setting in resolved ? loaded.resolved.settings : [] {
             let value = setting.value == .words([]) ? "(none)" : setting.value.displayText
             rows.append([setting.name.terminalSafe, value.terminalSafe, "\(setting.source)".terminalSafe])
         }
-        for missing in loaded.resolved.missing { rows.append([missing.name, "(missing)", missing.reason]) }
+        for missing in resolved ? loaded.resolved.missing : [] { rows.append([missing.name, "(missing)", missing.reason]) }
         for row in signIn { rows.append([row.name, row.value.terminalSafe, row.source.terminalSafe]) }
         let widths = (0..<2).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
@@ -127,10 +166,10 @@ struct ConfigCommand: SFAuthSubcommand {
 
     /// `{"file": {"path", "exists", "source"}, "profile": {"name", "source"} | null,
     ///   "settings": {KEY: {"value", "source"}}, "params": {NAME: {"value", "source"}}}`
-    private func jsonText(_ loaded: LoadedConfiguration, signIn: [(name: String, value: String, source: String)]) -> String {
+    private func jsonText(_ loaded: LoadedConfiguration, signIn: [(name: String, value: String, source: String)], resolved: Bool = true) -> String {
         var settings = [String: Entry]()
         var params = [String: Entry]()
-        for setting in loaded.resolved.settings {
+        for setting in resolved ? loaded.resolved.settings : [] {
             let entry = Entry(value: Value(setting.value), source: "\(setting.source)")
             if setting.name.hasPrefix("params.") {
                 params[String(setting.name.dropFirst("params.".count))] = entry
@@ -138,12 +177,18 @@ struct ConfigCommand: SFAuthSubcommand {
                 settings[setting.name] = entry
             }
         }
-        for row in signIn { settings[row.name] = Entry(value: Value(.text(row.value)), source: row.source) }
+        for row in signIn {
+            if row.name.hasPrefix("params.") {
+                params[String(row.name.dropFirst("params.".count))] = Entry(value: Value(.text(row.value)), source: row.source)
+            } else {
+                settings[row.name] = Entry(value: Value(.text(row.value)), source: row.source)
+            }
+        }
         let report = Report(
             file: loaded.file.map { FileReport(path: $0.path, exists: loaded.fileExists, source: "\($0.source)") },
             profile: loaded.profile.map { ProfileReport(name: $0.value, source: "\($0.source)") },
             settings: settings, params: params,
-            missing: loaded.resolved.missing.map { MissingReport(name: $0.name, reason: $0.reason) })
+            missing: (resolved ? loaded.resolved.missing : []).map { MissingReport(name: $0.name, reason: $0.reason) })
         return JSONOutput.render(report)
     }
 
