@@ -153,7 +153,7 @@ def test_a_token_is_never_sent_to_another_resource(sfauth, mcp_server):
     s = mcp_server(second_resource=True)
     first, second = s["MCP_RESOURCE_URL"], s["MCP_SECOND_RESOURCE_URL"]
     assert login(sfauth, first).returncode == 0
-    # The URL is within no account's resource: sent without a token, and the 401 names what to do.
+    # The URL is within no account's resource: asked (a bare GET, no token) what it is; its 401 names what to do.
     result = sfauth.run("request", *JSON_RPC, "-d", WHOAMI_CALL, second)
     assert result.returncode == 3, result.stderr
     assert f"Run `sfauth login --resource {second}`" in error_line(result)

@@ -113,12 +113,6 @@ struct RequestCommand: SFAuthSubcommand {
         return (sent.response, sent.credentials)
     }
 
-    /// The request for `target` sent without a token — to a resource no account is bound to, to
-    /// learn from its answer what to sign in to.
-    func sendUnauthenticated(in context: CommandContext, body: [UInt8]) async throws(OAuthError) -> HTTPResponse {
-        try await context.httpClient().sendForOAuth(try request(base: nil, allowedHosts: nil, body: body))
-    }
-
     /// The request for `target`: a path resolved against `base`, and only to `allowedHosts` (`nil`:
     /// checked already).
     private func request(base: String?, allowedHosts: [String]?, body: [UInt8]) throws(OAuthError) -> HTTPRequest {

@@ -47,17 +47,16 @@ struct ResourceChallengeHandling {
         }
     }
 
-    /// The request sent without a token. A `401` whose challenge names the resource's metadata
-    /// means a sign-in to that resource: offered on a terminal (then the request is sent with the
-    /// new account's token), said otherwise. Any other answer leaves `error` to be thrown.
+    /// Asks the URL what it is with a bare `GET` without a token (the request itself is not sent
+    /// unauthenticated: it may change something). A `401` whose challenge names the resource's
+    /// metadata means a sign-in to that resource: offered on a terminal (then the request is sent
+    /// with the new account's token), said otherwise. Any other answer leaves `error` to be thrown.
     private func answerUnknownResource(at url: String, body: [UInt8], otherwise error: OAuthError) async throws(OAuthError) -> HTTPResponse {
-        let response = try await command.sendUnauthenticated(in: context, body: body)
+        let response = try await context.httpClient().sendForOAuth(
+            HTTPRequest(method: "GET", url: url, headers: [("Accept", "application/json, text/event-stream")]))
         guard response.status == 401, let metadata = BearerChallenge.of(response)?.resourceMetadata,
             ProtectedResource.isOwnMetadataLocation(metadata, for: url)
-        else {
-            if response.status < 400 { return response }
-            throw error
-        }
+        else { throw error }
         let resource = Self.resource(describedAt: metadata) ?? url
         let problem = Problem(
             "\(TerminalText.escaped(url)) is a protected resource, and no account is signed in to it",
