@@ -66,7 +66,10 @@ def test_request_sends_the_token_to_the_accounts_own_hosts_only(sfauth, server):
         other.answer("/steal", 200, "thanks")
         refused = sfauth.run("request", other.url("/steal"))
         assert refused.returncode == USAGE and "--allow-host" in refused.stderr, refused.stderr
-        assert other.requests() == []
+        # The token never goes there: at most one bare GET without it asks whether the URL is a
+        # protected resource (RFC 9728 challenge) — this one is not, so the refusal stands.
+        assert other.requests() in ([], [""])
+        assert all("authorization" not in {name.lower() for name in headers} for headers in other.request_headers("/steal"))
         allowed = sfauth.run("request", "--allow-host", other.url("").split("://")[1].rstrip("/"), other.url("/steal"))
         assert allowed.returncode == OK and allowed.stdout == "thanks"
 
