@@ -48,8 +48,23 @@ package enum StoredTokenLookup {
     }
 
     /// Looks up the token of `name` (alias, username, email or identifier; `nil`: the default
-    /// account) with `settings` (the app's variables) at `now`.
-    package static func lookUp(account name: String?, settings: EnvironmentSettings, app: AppIdentity, now: Date) -> Outcome {
+    /// account) with `settings` (the app's variables) at `now` — or, with `resource`, of the account
+    /// bound to that protected resource exactly as stored (another spelling of it is the main
+    /// program's to resolve).
+    package static func lookUp(
+        account name: String?, resource: String? = nil, settings: EnvironmentSettings, app: AppIdentity, now: Date
+    ) -> Outcome {
+        if let resource {
+            guard name == nil else { return .notFound(.noAccountNamed) }  // both given: the main program checks them
+            return lookUp(account: resource, settings: settings, app: app, now: now, bindingRequired: resource)
+        }
+        return lookUp(account: name, settings: settings, app: app, now: now, bindingRequired: nil)
+    }
+
+    /// The lookup, the account selected required to be bound to `bindingRequired` when given.
+    private static func lookUp(
+        account name: String?, settings: EnvironmentSettings, app: AppIdentity, now: Date, bindingRequired: String?
+    ) -> Outcome {
         if let supplied = settings.suppliedToken { return .usable(IssuedToken(supplied)) }
         guard accepts({ () throws(OAuthError) in _ = try settings.storageMode() }),
             let path = try? settings.credentialsDirectory(app: app),
@@ -83,6 +98,7 @@ package enum StoredTokenLookup {
             }
             credentials = record
         }
+        if let bindingRequired, credentials?.resource != bindingRequired { return .notFound(.noAccountNamed) }
         guard let credentials, freshness.isUsable(credentials, at: now) else { return .notFound(.notUsable(identifier: identifier)) }
         return .usable(IssuedToken(credentials, assumedLifetime: freshness.assumedLifetime))
     }

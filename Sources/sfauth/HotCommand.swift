@@ -3,8 +3,8 @@
 /// option after the operation, a value the parser would read differently or refuse — is not one of
 /// these, and the main program answers it.
 enum HotCommand: Equatable {
-    /// `token [--account A]`.
-    case token(account: String?)
+    /// `token [--account A | --resource URL] [--format token|headers-json]`.
+    case token(account: String?, resource: String? = nil, headersJSON: Bool = false)
     /// `kube-credential [--account A]`.
     case kubeCredential(account: String?)
     /// `git-credential [--account A] --host H [--host H…] OPERATION`, the form `sfauth setup-git`
@@ -18,9 +18,14 @@ enum HotCommand: Equatable {
         guard let name = arguments.first else { return nil }
         var rest = arguments.dropFirst()
         switch name {
-        case "token", "kube-credential":
+        case "token":
+            guard let options = Options(reading: &rest, allowingHosts: false, allowingTokenOptions: true), rest.isEmpty,
+                options.account == nil || options.resource == nil
+            else { return nil }
+            self = .token(account: options.account, resource: options.resource, headersJSON: options.format == "headers-json")
+        case "kube-credential":
             guard let options = Options(reading: &rest, allowingHosts: false), rest.isEmpty else { return nil }
-            self = name == "token" ? .token(account: options.account) : .kubeCredential(account: options.account)
+            self = .kubeCredential(account: options.account)
         case "git-credential":
             guard let options = Options(reading: &rest, allowingHosts: true), !options.hosts.isEmpty,
                 rest.count == 1, let operation = rest.first, !operation.hasPrefix("-")
@@ -34,16 +39,19 @@ enum HotCommand: Equatable {
         }
     }
 
-    /// The options before the operands: `--account A` (once) and, for git, `--host H` (repeatable),
-    /// each also as `--name=value`.
+    /// The options before the operands: `--account A` (once), for git `--host H` (repeatable), for
+    /// `token` `--resource URL` and `--format token|headers-json` (once each), each also as
+    /// `--name=value`.
     private struct Options {
         var account: String?
         var hosts: [String] = []
+        var resource: String?
+        var format: String?
 
         /// Reads options from the front of `arguments` up to the first that is not one (or `--`);
-        /// `nil` for an option the front end does not know, a repeated `--account`, or a value the
-        /// parser would read differently (empty, or starting with `-`).
-        init?(reading arguments: inout ArraySlice<String>, allowingHosts: Bool) {
+        /// `nil` for an option the front end does not know, a repeated one, a format it does not
+        /// print, or a value the parser would read differently (empty, or starting with `-`).
+        init?(reading arguments: inout ArraySlice<String>, allowingHosts: Bool, allowingTokenOptions: Bool = false) {
             while let argument = arguments.first, argument.hasPrefix("-"), argument != "--" {
                 arguments = arguments.dropFirst()
                 let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -59,6 +67,8 @@ enum HotCommand: Equatable {
                 switch parts[0] {
                 case "--account" where account == nil: account = value
                 case "--host" where allowingHosts: hosts.append(value)
+                case "--resource" where allowingTokenOptions && resource == nil: resource = value
+                case "--format" where allowingTokenOptions && format == nil && ["token", "headers-json"].contains(value): format = value
                 default: return nil
                 }
             }

@@ -15,10 +15,10 @@ enum HotPath {
         guard let command = HotCommand(arguments) else { return nil }
         let settings = EnvironmentSettings(app: .sfauth, environment: ProcessEnvironment.current())
         switch command {
-        case .token(let account):
+        case .token(let account, let resource, let headersJSON):
             let now = Date()
-            guard let token = usableToken(account, settings, now: now) else { return nil }
-            print(token.accessToken)
+            guard let token = usableToken(account, resource: resource, settings, now: now) else { return nil }
+            print(headersJSON ? HeaderHelper.render(bearer: token.accessToken) : token.accessToken)
             // Nothing more to do unless the refresh token expires within 7 days (a date compared).
             if let reminder = SignInReminder.line(for: token, settings: settings, app: .sfauth, now: now) {
                 let line = Array((reminder + "\n").utf8)
@@ -75,8 +75,11 @@ enum HotPath {
     }
 
     /// The token to hand out as it is, or `nil` for the main program.
-    private static func usableToken(_ account: String?, _ settings: EnvironmentSettings, now: Date = Date()) -> IssuedToken? {
-        guard case .usable(let token) = StoredTokenLookup.lookUp(account: account, settings: settings, app: .sfauth, now: now) else {
+    private static func usableToken(
+        _ account: String?, resource: String? = nil, _ settings: EnvironmentSettings, now: Date = Date()
+    ) -> IssuedToken? {
+        guard case .usable(let token) = StoredTokenLookup.lookUp(account: account, resource: resource, settings: settings, app: .sfauth, now: now)
+        else {
             return nil
         }
         return token

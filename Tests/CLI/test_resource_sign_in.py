@@ -346,3 +346,32 @@ def test_logout_forgets_a_resource_account_and_says_what_the_sdks_server_refused
     assert accounts(sfauth) == []
     # The registration stays: it belongs to the server, not to the account.
     assert len(registrations(sfauth)) == 1
+
+
+def test_the_front_end_alone_answers_a_resources_token_and_its_headers(sfauth, mcp_server, tmp_path):
+    """`token --resource URL [--format headers-json]` — what a header helper runs on every connection —
+    is a hot path: a copy of the front end with no main program beside it answers it, with the main
+    program's bytes; another spelling of the resource, or another format, is handed over (exit 9)."""
+    import shutil
+    import subprocess
+    s = mcp_server()
+    resource = s["MCP_RESOURCE_URL"]
+    assert login(sfauth, resource).returncode == 0
+    lone = tmp_path / "lone" / "sfauth"
+    lone.parent.mkdir()
+    shutil.copy2(sfauth.binary, lone)
+
+    def front(*arguments):
+        return subprocess.run([str(lone), *arguments], env=sfauth.env, stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, timeout=30)
+    for arguments in (["--resource", resource], ["--resource", resource, "--format", "headers-json"],
+                      [f"--resource={resource}", "--format=headers-json"], ["--format", "headers-json"]):
+        main = sfauth.run("token", *arguments)
+        alone = front("token", *arguments)
+        assert main.returncode == 0 and alone.returncode == 0, (arguments, alone.stderr)
+        assert alone.stdout == main.stdout, arguments
+    assert json.loads(front("token", "--resource", resource, "--format", "headers-json").stdout)["Authorization"].startswith("Bearer ")
+    for handed_over in (["--resource", resource.replace("http://", "HTTP://")], ["--resource", resource, "--format", "json"],
+                        ["--resource", resource, "--account", accounts(sfauth)[0]["identifier"]]):
+        assert front("token", *handed_over).returncode == 9, handed_over
+        assert sfauth.run("token", *handed_over).returncode == 0, handed_over

@@ -86,7 +86,7 @@ package struct CommandContext: Sendable {
     ///   - forceRefresh: renew even if the stored token looks valid.
     ///   - resource: the protected resource the token is for (`--resource`): the account bound to it.
     package func accessToken(account: String?, resource: String? = nil, forceRefresh: Bool = false) async throws(OAuthError) -> IssuedToken {
-        if resource == nil, !forceRefresh, let usable = usableToken(account: account) { return usable }
+        if !forceRefresh, let usable = usableToken(account: account, resource: resource) { return usable }
         if let supplied = settings.suppliedToken { return IssuedToken(supplied) }
         let accounts = try accounts()
         return try await accounts.token(for: try accounts.store.identifier(selectedBy: account, resource: resource), forceRefresh: forceRefresh)
@@ -95,8 +95,9 @@ package struct CommandContext: Sendable {
     /// The token to hand out as it is, found exactly as the front end finds it (`StoredTokenLookup`:
     /// a supplied token, else the stored token of `account` while usable); `nil` when only the
     /// token source can say more — renew it, or explain why not.
-    package func usableToken(account: String?) -> IssuedToken? {
-        guard case .usable(let token) = StoredTokenLookup.lookUp(account: account, settings: settings, app: .sfauth, now: Date()) else { return nil }
+    package func usableToken(account: String?, resource: String? = nil) -> IssuedToken? {
+        guard case .usable(let token) = StoredTokenLookup.lookUp(account: account, resource: resource, settings: settings, app: .sfauth, now: Date())
+        else { return nil }
         return token
     }
 

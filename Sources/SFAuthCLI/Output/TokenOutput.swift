@@ -27,8 +27,7 @@ package enum TokenOutput {
                 username: token.username)
             return JSONOutput.render(fields)
         case .headersJSON:
-            // RFC 6750 §2.1's scheme, whatever case the server wrote its token_type in.
-            return JSONOutput.render(["Authorization": "Bearer " + token.accessToken], pretty: false)
+            return HeaderHelper.render(bearer: token.accessToken)
         case .shell:
             // Every variable is set or unset, so `eval` never leaves another account's value behind.
             return TokenVariables.values(for: token).map { name, value in

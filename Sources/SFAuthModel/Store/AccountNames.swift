@@ -28,8 +28,10 @@ public enum AccountNames {
         return aliased.isEmpty ? named : aliased
     }
 
-    /// The names besides its identifier that select an account: alias, username, email.
+    /// The names besides its identifier that select an account: alias, username, email — and the
+    /// protected resource it is bound to, as stored (`sfauth login --resource`), so that the front
+    /// end finds a resource's account through the store's name index as it finds any other.
     public static func names(of credentials: OAuthCredentials) -> [String] {
-        [credentials.alias, credentials.username, credentials.email].compactMap { $0 }
+        [credentials.alias, credentials.username, credentials.email, credentials.resource].compactMap { $0 }
     }
 }
