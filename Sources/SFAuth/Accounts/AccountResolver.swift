@@ -17,6 +17,11 @@ public struct AccountResolver: Sendable {
     /// - Throws: `OAuthError.configuration` when several accounts (of different authorization
     ///   servers) are bound to it alike; what the store throws.
     public func identifier(boundTo resource: String) throws(OAuthError) -> String? {
+        // The resource as stored is one of its account's names: the store's selection (a file
+        // store's name index, which this also brings up to date for the front end) answers the
+        // exact spelling by reading one account.
+        let selected = try store.identifiers(selectedBy: resource)
+        if selected.count == 1, try store.load(identifier: selected[0])?.resource == resource { return selected[0] }
         let bound = try store.identifiers().compactMap { identifier -> (String, String)? in
             guard let account = try? store.load(identifier: identifier), let own = account.resource else { return nil }
             return (identifier, own)
