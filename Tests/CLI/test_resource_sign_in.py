@@ -252,6 +252,15 @@ def run_at_a_terminal(sfauth, arguments, answer=None, within=90):
             os.write(leader, answer)
             answered = True
     stdout = process.communicate(timeout=max(1, deadline - time.time()))[0].decode()
+    # What the process wrote just before it exited is still in the terminal: read it to the end.
+    while select.select([leader], [], [], 0.5)[0]:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        screen += chunk
     os.close(leader)
     return process.returncode, stdout, screen.decode(errors="replace")
 
