@@ -16,6 +16,13 @@ WHOAMI_CALL = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "pa
 JSON_RPC = ["-X", "POST", "-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream"]
 
 
+@pytest.fixture(autouse=True)
+def private_discovery_cache(sfauth, tmp_path):
+    """Each test its own metadata cache: the servers come and go on reused ports, and a document cached
+    for another test's server at the same address would be taken for this one's (for 15 minutes)."""
+    sfauth.env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+
+
 def login(sfauth, resource, *extra, **env):
     return sfauth.run("login", "--resource", resource, *extra, **env)
 
