@@ -25,17 +25,11 @@ public enum APITarget {
     /// of `allowedHosts`: the token of an account bound to a protected resource goes nowhere else.
     public static func requireWithin(_ resource: String, _ url: String, allowedHosts: [String]) throws(OAuthError) {
         if ProtectedResource.covers(url, resource: resource) { return }
-        guard let host = hostName(of: url), let parts = EndpointURL.parts(of: url) else {
-            throw .configuration("'\(TerminalText.escaped(url))' is not an absolute http(s) URL")
-        }
-        let bare = parts.host.contains(":") ? "[\(parts.host)]" : parts.host
-        let allowed = Set(allowedHosts.map { $0.lowercased() })
-        guard allowed.contains(host) || allowed.contains(bare) else {
-            throw .configuration(
-                Problem(
-                    "\(TerminalText.escaped(url)) is outside \(resource), the resource the account's token is bound to, so the token is not sent there",
-                    remedy: .allowHost(host)))
-        }
+        guard let host = try disallowedHost(of: url, allowedHosts: allowedHosts) else { return }
+        throw .configuration(
+            Problem(
+                "\(TerminalText.escaped(url)) is outside \(resource), the resource the account's token is bound to, so the token is not sent there",
+                remedy: .allowHost(host)))
     }
 
     /// `host` or `host:port` as `allowedHosts` and `--allow-host` name them, lower-cased; IPv6 in
@@ -54,17 +48,23 @@ public enum APITarget {
 
     /// Refuses `url` unless its host (with its port, when it has one) is one of `allowedHosts`.
     public static func requireAllowed(_ url: String, allowedHosts: [String]) throws(OAuthError) {
+        guard let host = try disallowedHost(of: url, allowedHosts: allowedHosts) else { return }
+        throw .configuration(
+            Problem(
+                "\(host) is not one of the account's own hosts (\(allowedHosts.joined(separator: ", "))), so its token is not sent there",
+                remedy: .allowHost(host)))
+    }
+
+    /// `url`'s `host[:port]` when `allowedHosts` does not name it, `nil` when it does; a host allowed
+    /// without a port allows it on any port.
+    ///
+    /// - Throws: `OAuthError.configuration` when `url` is not an absolute http(s) URL.
+    private static func disallowedHost(of url: String, allowedHosts: [String]) throws(OAuthError) -> String? {
         guard let host = hostName(of: url), let parts = EndpointURL.parts(of: url) else {
             throw .configuration("'\(TerminalText.escaped(url))' is not an absolute http(s) URL")
         }
-        // A host allowed without a port allows it on any port.
         let bare = parts.host.contains(":") ? "[\(parts.host)]" : parts.host
         let allowed = Set(allowedHosts.map { $0.lowercased() })
-        guard allowed.contains(host) || allowed.contains(bare) else {
-            throw .configuration(
-                Problem(
-                    "\(host) is not one of the account's own hosts (\(allowedHosts.joined(separator: ", "))), so its token is not sent there",
-                    remedy: .allowHost(host)))
-        }
+        return allowed.contains(host) || allowed.contains(bare) ? nil : host
     }
 }

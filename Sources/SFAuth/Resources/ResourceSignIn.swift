@@ -222,17 +222,9 @@ public struct ResourceSignIn: Sendable {
         let uris: [String]
         if case .array(let values)? = json["redirect_uris"] { uris = values.compactMap(\.stringValue) } else { uris = [] }
         for uri in uris {
-            let registered = RegisteredClient(issuer: "", clientId: url, redirectURI: uri, scopes: [], registeredAt: Date())
-            if var redirect = registered.redirect {
-                if redirect.port == 0 { redirect.port = fallback.port }
-                return redirect
-            }
-            if let parts = EndpointURL.parts(of: uri), parts.scheme == "http", parts.port == nil, EndpointURL.isLoopback(host: parts.host) {
-                // Without a port: any port, as RFC 8252 §7.3 has servers match loopback redirects.
-                let path = URLComponents(string: uri)?.percentEncodedPath ?? fallback.path
-                let host = parts.host.contains(":") ? "[\(parts.host)]" : parts.host
-                return RedirectConfiguration(host: host, port: fallback.port, path: path.isEmpty ? "/" : path)
-            }
+            guard var redirect = RedirectConfiguration(loopbackURI: uri) else { continue }
+            if redirect.port == 0 { redirect.port = fallback.port }
+            return redirect
         }
         throw .configuration("the client metadata document \(url) lists no loopback redirect URI (http://127.0.0.1/…) to listen on")
     }

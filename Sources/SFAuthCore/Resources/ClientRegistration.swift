@@ -68,6 +68,19 @@ public enum ClientRegistration {
     }
 }
 
+extension RedirectConfiguration {
+    /// The loopback redirect `uri` names (`http://127.0.0.1:PORT/path`; port 0 when it names none,
+    /// which servers match on any port, RFC 8252 §7.3); `nil` for any other URI.
+    public init?(loopbackURI uri: String) {
+        guard let location = ProtectedResource.Location(uri), location.scheme == "http", location.query == nil,
+            let port = UInt16(exactly: location.port ?? 0)
+        else { return nil }
+        let host = location.host.contains(":") ? "[\(location.host)]" : location.host
+        self.init(host: host, port: port, path: location.path)
+        guard (try? validate()) != nil else { return nil }
+    }
+}
+
 /// A client an authorization server registered for sfauth (RFC 7591), kept per server so that
 /// later sign-ins and refreshes use it again — with the redirect URI, port included, it was
 /// registered with.
@@ -99,12 +112,7 @@ public struct RegisteredClient: Sendable, Equatable, Codable {
     /// The loopback redirect it was registered with, as the listener's configuration; `nil` when
     /// the registered URI is not a loopback `http` URL with a port.
     public var redirect: RedirectConfiguration? {
-        guard let location = ProtectedResource.Location(redirectURI), location.scheme == "http", let port = location.port,
-            let port = UInt16(exactly: port), location.query == nil
-        else { return nil }
-        let host = location.host.contains(":") ? "[\(location.host)]" : location.host
-        let redirect = RedirectConfiguration(host: host, port: port, path: location.path)
-        return (try? redirect.validate()) == nil ? nil : redirect
+        RedirectConfiguration(loopbackURI: redirectURI).flatMap { $0.port == 0 ? nil : $0 }
     }
 
     /// Whether it can still be used at `now` for `scopes`: its secret (if any) has not expired, and
