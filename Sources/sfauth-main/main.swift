@@ -7,5 +7,7 @@ import FoundationEssentials
 import SFAuthCLI
 
 let context = CommandContext(environment: ProcessEnvironment.current())
-Task { await SFAuthCommand.run(Array(CommandLine.arguments.dropFirst()), in: context) }
+// Run as docker-credential-sfauth (a link to this program rather than to the front end): the same.
+let arguments = DockerCredential.mainProgramArguments(for: CommandLine.arguments) ?? Array(CommandLine.arguments.dropFirst())
+Task { await SFAuthCommand.run(arguments, in: context) }
 dispatchMain()

@@ -6,9 +6,14 @@
 // main program uses too — the store and its one stored-token lookup (SFAuthStore), the output
 // formats (CredentialProtocols), the rules (SFAuthModel) — so it cannot drift from the main program;
 // whatever it is not sure of, the main program answers, with its messages and exit codes.
+//
+// Run as `docker-credential-sfauth OPERATION` (a link, which Docker clients find by that name), it
+// is `sfauth docker-credential OPERATION`.
+import CredentialProtocols
 import Glibc
 
-if let status = HotPath.answer(Array(CommandLine.arguments.dropFirst())) {
+let arguments = DockerCredential.mainProgramArguments(for: CommandLine.arguments) ?? Array(CommandLine.arguments.dropFirst())
+if let status = HotPath.answer(arguments) {
     exit(status)
 }
-MainProgram.run(CommandLine.arguments)
+MainProgram.run([CommandLine.arguments.first ?? "sfauth"] + arguments)

@@ -37,12 +37,19 @@ package enum POSIXFile {
 
     /// Writes `bytes` to `path` so that readers see either the old or the new complete file:
     /// a new temporary file (mode 0600, `O_EXCL`) in the same directory, `fsync`, `rename`, then
-    /// `fsync` of the directory so the rename itself survives a crash.
-    static func writeAtomically(_ bytes: [UInt8], to path: String, directory: String) throws(Failure) {
+    /// `fsync` of the directory so the rename itself survives a crash. `mode` is the new file's
+    /// (set with `fchmod`, whatever the umask); default 0600.
+    package static func writeAtomically(_ bytes: [UInt8], to path: String, directory: String, mode: mode_t = 0o600) throws(Failure) {
         var random = SystemRandomNumberGenerator()
         let temporary = "\(directory)/.\(basename(path)).\(getpid()).\(random.next() & 0xFFFF_FFFF).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure(operation: "cannot create", path: temporary, code: errno) }
+        if mode != 0o600 && fchmod(fd, mode) != 0 {
+            let code = errno
+            close(fd)
+            unlink(temporary)
+            throw Failure(operation: "cannot set the mode of", path: temporary, code: code)
+        }
         if let failed = Directory.writeWhole(bytes, to: fd, durably: true) {
             close(fd)
             unlink(temporary)
