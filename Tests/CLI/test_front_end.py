@@ -320,3 +320,37 @@ def test_whatever_the_front_end_is_not_sure_of_on_the_other_hot_paths_goes_to_th
     assert answered.returncode == expected, answered
     if command == "git-credential get" and expected == OK:
         assert answered.stdout.splitlines()[1].startswith("password="), answered
+
+
+# ---------------------------------------------------------------------------------------------------
+# Docker's credential helper: the same program, run as docker-credential-sfauth.
+
+def test_run_as_docker_credential_sfauth_it_is_the_docker_credential_command(sfauth, signed_in, tmp_path):
+    # An installed prefix, as the .deb lays it out: bin/docker-credential-sfauth -> sfauth.
+    prefix = tmp_path / "prefix"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "libexec" / "sfauth").mkdir(parents=True)
+    shutil.copy2(sfauth.binary, prefix / "bin" / "sfauth")
+    shutil.copy2(pathlib.Path(sfauth.binary).parent / "sfauth-main", prefix / "libexec" / "sfauth" / "sfauth-main")
+    helper = prefix / "bin" / "docker-credential-sfauth"
+    helper.symlink_to("sfauth")
+    setup = run(sfauth, prefix / "bin" / "sfauth", "setup-docker", "--registry", "registry.example",
+                "--docker-config", str(tmp_path / "docker"))
+    assert setup.returncode == OK, setup.stderr
+    listed = run(sfauth, helper, "list")                        # `sfauth list` is no command: it was turned into docker-credential
+    assert (listed.returncode, listed.stdout) == (OK, '{"registry.example":"oauth2accesstoken"}\n'), listed
+    answer = run_with_input(sfauth, helper, "get", stdin="registry.example")
+    assert answer.returncode == OK, answer.stderr
+    assert json.loads(answer.stdout) == {"ServerURL": "registry.example", "Username": "oauth2accesstoken", "Secret": signed_in}
+    unknown = run_with_input(sfauth, helper, "get", stdin="other.example")
+    assert (unknown.returncode, unknown.stdout) == (1, "credentials not found in native keychain\n")
+    # The main program linked under that name answers the same way; the name alone decides.
+    direct = tmp_path / "direct" / "docker-credential-sfauth"
+    direct.parent.mkdir()
+    direct.symlink_to(main_program(sfauth))
+    assert run(sfauth, direct, "list").stdout == listed.stdout
+    renamed = tmp_path / "renamed" / "docker-credential-sfauth-old"
+    renamed.parent.mkdir()
+    renamed.symlink_to(prefix / "bin" / "sfauth")
+    other = run(sfauth, renamed, "list")
+    assert other.returncode == USAGE and "there is no command 'list'" in other.stderr
