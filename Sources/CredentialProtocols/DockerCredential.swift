@@ -95,7 +95,8 @@ package enum DockerCredential {
 
     /// `host[:port]` checked and lowercased; Docker Hub's names folded into `docker.io`.
     private static func hostAndPort(_ text: Substring) throws(NotARegistry) -> String {
-        guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F || "/@?#\\\"".unicodeScalars.contains($0) })
+        guard !text.isEmpty, text.utf8.count <= 300,
+            !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F || "/@?#\\\"".unicodeScalars.contains($0) })
         else { throw NotARegistry() }
         let name = text.lowercased()
         let host: Substring
@@ -169,6 +170,12 @@ package enum DockerCredential {
     /// Standard input, all of it (clients write the request and close it; at most 1 MiB is read).
     package static func readingStandardInput() -> [UInt8] {
         StandardInput.readAll(limit: 1 << 20)
+    }
+
+    /// The server URL of a `get` or `erase` request: the text without the spaces and line ends a
+    /// person's `echo` adds (clients send none), as `ServerURL` answers it.
+    package static func serverURL(from request: [UInt8]) -> String {
+        String(String(decoding: request, as: UTF8.self).trimmingWhitespace())
     }
 }
 

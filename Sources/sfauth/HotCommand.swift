@@ -1,3 +1,5 @@
+import CredentialProtocols
+
 /// A command line the front end may answer by itself: one of the hot paths, in exactly the forms
 /// the main program's argument parser reads the same way. Anything else — another option, an
 /// option after the operation, a value the parser would read differently or refuse — is not one of
@@ -12,6 +14,8 @@ enum HotCommand: Equatable {
     case gitCredential(account: String?, hosts: [String], operation: String)
     /// `exec [--account A] -- COMMAND [ARGUMENT…]`.
     case exec(account: String?, command: [String])
+    /// `docker-credential get`: a run as `docker-credential-sfauth get`.
+    case dockerCredentialGet
 
     /// Reads `arguments` (without the program's name); `nil` when they are not a hot path's.
     init?(_ arguments: [String]) {
@@ -34,6 +38,9 @@ enum HotCommand: Equatable {
         case "exec":
             guard let options = Options(reading: &rest, allowingHosts: false), rest.first == "--", rest.count > 1 else { return nil }
             self = .exec(account: options.account, command: Array(rest.dropFirst()))
+        case DockerCredential.subcommand:
+            guard Array(rest) == ["get"] else { return nil }
+            self = .dockerCredentialGet
         default:
             return nil
         }

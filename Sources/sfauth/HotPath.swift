@@ -11,7 +11,9 @@ import SFAuthStore
 enum HotPath {
     /// The exit status after answering `arguments` (without the program's name) alone; `nil` for
     /// the main program to answer them. (`exec` does not return: the process becomes the command.)
-    static func answer(_ arguments: [String]) -> Int32? {
+    /// What was read from standard input before deciding goes in `standardInput`, for the main program
+    /// to be given again.
+    static func answer(_ arguments: [String], standardInput: inout [UInt8]?) -> Int32? {
         guard let command = HotCommand(arguments) else { return nil }
         let settings = EnvironmentSettings(app: .sfauth, environment: ProcessEnvironment.current())
         switch command {
@@ -43,8 +45,45 @@ enum HotPath {
                 command,
                 environment: CommandEnvironment.forCommand(
                     with: token, from: settings.environment, secretVariables: settings.secretVariables))
+        case .dockerCredentialGet:
+            return answerDockerGet(settings, standardInput: &standardInput)
         }
         return ExitStatus.success.rawValue
+    }
+
+    /// Docker's `get`: the registry's credentials when its account's token is usable, the
+    /// protocol's not-found answer for a registry not set up (`sfauth setup-docker`) — as the main
+    /// program answers them — and `nil` for anything else, with the request (the server URL) in
+    /// `standardInput` for the main program.
+    private static func answerDockerGet(_ settings: EnvironmentSettings, standardInput: inout [UInt8]?) -> Int32? {
+        let serverURL = DockerCredential.serverURL(from: DockerCredential.readingStandardInput())
+        guard let registry = DockerCredential.registry(fromServerURL: serverURL) else {
+            print(DockerCredential.notFound)
+            return ExitStatus.storage.rawValue
+        }
+        standardInput = Array(serverURL.utf8)
+        guard let registrations = dockerRegistrations(settings) else { return nil }
+        guard let entry = registrations.registries[registry] else {
+            print(DockerCredential.notFound)
+            return ExitStatus.storage.rawValue
+        }
+        guard let token = usableToken(entry.account, settings) else { return nil }
+        print(DockerCredential.answer(serverURL: serverURL, username: entry.username, secret: token.accessToken))
+        return ExitStatus.success.rawValue
+    }
+
+    /// What `sfauth setup-docker` recorded (`DockerRegistrations`, read through the checked store
+    /// directory as the main program reads it); empty when nothing is stored; `nil` when anything is
+    /// amiss (a store not private, a file not readable or not decodable): the main program says so.
+    private static func dockerRegistrations(_ settings: EnvironmentSettings) -> DockerRegistrations? {
+        do {
+            guard let store = try StoreDirectory.open(try settings.credentialsDirectory(app: .sfauth)),
+                let bytes = try store.read(DockerRegistrations.fileName)
+            else { return DockerRegistrations() }
+            return try DockerRegistrations(decoding: bytes)
+        } catch {
+            return nil
+        }
     }
 
     /// git's `get` (the answer for one of `hosts`, nothing for another host) and `store` (nothing to

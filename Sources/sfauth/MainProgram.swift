@@ -12,8 +12,11 @@ enum MainProgram {
 
     /// Replaces this process with the main program, given `arguments` (whose first element becomes
     /// the path of this program, so the main program knows what people call it: it writes that path
-    /// into kubeconfig and git configuration). Returns only to exit with a message when it cannot.
-    static func run(_ arguments: [String]) -> Never {
+    /// into kubeconfig and git configuration). `standardInput`, when given, is what the front end
+    /// read from its standard input before handing over: the main program reads it there again.
+    /// Returns only to exit with a message when it cannot.
+    static func run(_ arguments: [String], standardInput: [UInt8]? = nil) -> Never {
+        if let standardInput { feed(standardInput) }
         let me = ProgramFile.path()
         let directory = me.map(dirname(of:)) ?? "."
         var tried = [String]()
@@ -29,6 +32,18 @@ enum MainProgram {
         let message = "sfauth: Its main program could not be started (looked for \(tried.joined(separator: " and "))); reinstall sfauth.\n"
         _ = message.withCString { write(2, $0, strlen($0)) }
         exit(ExitStatus.localFault.rawValue)
+    }
+
+    /// Makes standard input a pipe holding `bytes` and then its end: what was read is there to be
+    /// read again. (Only short requests come here — a server URL — which a pipe's buffer holds
+    /// whole; anything longer is left as it is.)
+    private static func feed(_ bytes: [UInt8]) {
+        var ends: [Int32] = [0, 0]
+        guard bytes.count <= 4096, pipe(&ends) == 0 else { return }
+        _ = bytes.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) }
+        close(ends[1])
+        dup2(ends[0], 0)
+        close(ends[0])
     }
 
     private static func dirname(of path: String) -> String {

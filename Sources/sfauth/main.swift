@@ -13,7 +13,8 @@ import CredentialProtocols
 import Glibc
 
 let arguments = DockerCredential.mainProgramArguments(for: CommandLine.arguments) ?? Array(CommandLine.arguments.dropFirst())
-if let status = HotPath.answer(arguments) {
+var standardInput: [UInt8]?
+if let status = HotPath.answer(arguments, standardInput: &standardInput) {
     exit(status)
 }
-MainProgram.run([CommandLine.arguments.first ?? "sfauth"] + arguments)
+MainProgram.run([CommandLine.arguments.first ?? "sfauth"] + arguments, standardInput: standardInput)

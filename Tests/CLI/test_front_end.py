@@ -354,3 +354,36 @@ def test_run_as_docker_credential_sfauth_it_is_the_docker_credential_command(sfa
     renamed.symlink_to(prefix / "bin" / "sfauth")
     other = run(sfauth, renamed, "list")
     assert other.returncode == USAGE and "there is no command 'list'" in other.stderr
+
+
+def test_the_front_end_alone_answers_docker_s_get_as_the_main_program_does(sfauth, signed_in, lone_front, tmp_path):
+    setup = run(sfauth, sfauth.binary, "setup-docker", "--registry", "registry.example", "--docker-config", str(tmp_path / "docker"))
+    assert setup.returncode == OK, setup.stderr
+    helper = lone_front.parent / "docker-credential-sfauth"
+    helper.symlink_to(lone_front)
+    alone = run_with_input(sfauth, helper, "get", stdin="registry.example\n")
+    assert alone.returncode == OK and alone.stderr == "", alone
+    direct = run_with_input(sfauth, main_program(sfauth), "docker-credential", "get", stdin="registry.example\n")
+    assert alone.stdout == direct.stdout
+    assert json.loads(alone.stdout) == {"ServerURL": "registry.example", "Username": "oauth2accesstoken", "Secret": signed_in}
+    supplied = run_with_input(sfauth, helper, "get", stdin="registry.example", SFAUTH_ACCESS_TOKEN="from-the-environment")
+    assert json.loads(supplied.stdout)["Secret"] == "from-the-environment"
+    # A registry not set up, or no registry at all: the protocol's not-found answer, alone too.
+    for request in ("other.example:5000", "", "ftp://registry.example"):
+        answer = run_with_input(sfauth, helper, "get", stdin=request)
+        assert (answer.returncode, answer.stdout, answer.stderr) == (1, "credentials not found in native keychain\n", ""), request
+    # Whatever it is not sure of goes to the main program — which reads the request again.
+    assert_handed_over(run_with_input(sfauth, helper, "list"), lone_front)
+    path = account_file(sfauth)
+    record = json.loads(path.read_text())
+    record["expiresAt"] = 0
+    path.write_text(json.dumps(record))
+    assert_handed_over(run_with_input(sfauth, helper, "get", stdin="registry.example"), lone_front)
+    renewed = run_with_input(sfauth, sfauth.binary, "docker-credential", "get", stdin="registry.example",
+                             SFAUTH_CLIENT_SECRET=sfauth.server["SFAUTH_TEST_SERVICE_CLIENT_SECRET"])
+    assert renewed.returncode == OK, renewed.stderr
+    assert json.loads(renewed.stdout)["Secret"] not in ("", signed_in)
+    (sfauth.home / "docker-registries.json").write_text("{damaged")
+    assert_handed_over(run_with_input(sfauth, helper, "get", stdin="registry.example"), lone_front)
+    damaged = run_with_input(sfauth, sfauth.binary, "docker-credential", "get", stdin="registry.example")
+    assert damaged.returncode == 1 and "is not sfauth's record of Docker registries" in damaged.stderr

@@ -59,7 +59,7 @@ struct DockerCredentialCommand: SFAuthSubcommand {
 
     /// The registry's credentials; the protocol's not-found answer for a registry not set up.
     private static func get(book: DockerRegistryBook, in context: CommandContext) async throws {
-        let serverURL = String(decoding: DockerCredential.readingStandardInput(), as: UTF8.self).trimmingLineEnds()
+        let serverURL = DockerCredential.serverURL(from: DockerCredential.readingStandardInput())
         guard let registry = DockerCredential.registry(fromServerURL: serverURL), let entry = try told(book.registrations).registries[registry]
         else {
             throw notFound()
@@ -112,7 +112,7 @@ struct DockerCredentialCommand: SFAuthSubcommand {
     /// `erase` only for `docker logout` / `skopeo logout` (containers/image `RemoveAuthentication`),
     /// never after a refused request (git does: there `erase` must not change anything).
     private static func erase(book: DockerRegistryBook) throws {
-        let serverURL = String(decoding: DockerCredential.readingStandardInput(), as: UTF8.self).trimmingLineEnds()
+        let serverURL = DockerCredential.serverURL(from: DockerCredential.readingStandardInput())
         guard let registry = DockerCredential.registry(fromServerURL: serverURL) else { throw notFound() }
         var removed: DockerRegistrations.Entry?
         _ = try told {
@@ -149,15 +149,5 @@ struct DockerCredentialCommand: SFAuthSubcommand {
 
     private static func toldAsync<T>(_ body: () async throws(CommandFailure) -> T) async throws -> T {
         do { return try await body() } catch { throw told(error) }
-    }
-}
-
-extension String {
-    /// The text without the line end(s) a person's `echo` adds.
-    fileprivate func trimmingLineEnds() -> String {
-        var text = Substring(self)
-        while let last = text.last, last == "\n" || last == "\r" || last == "\r\n" || last == " " || last == "\t" { text = text.dropLast() }
-        while let first = text.first, first == " " || first == "\t" || first == "\n" { text = text.dropFirst() }
-        return String(text)
     }
 }
