@@ -95,9 +95,10 @@ package enum DockerCredential {
 
     /// `host[:port]` checked and lowercased; Docker Hub's names folded into `docker.io`.
     private static func hostAndPort(_ text: Substring) throws(NotARegistry) -> String {
-        guard !text.isEmpty, text.utf8.count <= 300,
-            !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F || "/@?#\\\"".unicodeScalars.contains($0) })
-        else { throw NotARegistry() }
+        // Host names are ASCII (IDNA's punycode for the others), so no control or bidi character
+        // can come through here to a terminal.
+        let allowed = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._:[]"
+        guard !text.isEmpty, text.utf8.count <= 300, text.allSatisfy({ allowed.contains($0) }) else { throw NotARegistry() }
         let name = text.lowercased()
         let host: Substring
         let port: Substring?

@@ -121,7 +121,7 @@ package enum ExecCredential {
 
     /// `word` as `sh` reads it back: as it is when made of characters no shell treats specially,
     /// else single-quoted (`'` written as `'\\''`).
-    static func shellWord(_ word: String) -> String {
+    package static func shellWord(_ word: String) -> String {
         let plain =
             !word.isEmpty
             && word.unicodeScalars.allSatisfy {

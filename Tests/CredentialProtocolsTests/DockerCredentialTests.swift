@@ -22,7 +22,7 @@ struct DockerCredentialTests {
 
     @Test(arguments: [
         "", "   ", "ftp://registry.example", "user@registry.example", "registry.example:0", "registry.example:99999",
-        "registry.example:http", "[::1", "reg istry", "a:b:c",
+        "registry.example:http", "[::1", "reg istry", "a:b:c", "regi\u{202E}stry.example", "bücher.example", "r.example\u{7}",
     ])
     func aServerURLWithNoRegistryIsNone(text: String) {
         #expect(DockerCredential.registry(fromServerURL: text) == nil)

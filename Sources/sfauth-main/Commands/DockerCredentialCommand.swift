@@ -124,7 +124,8 @@ struct DockerCredentialCommand: SFAuthSubcommand {
         guard let removed else { throw notFound() }
         StandardError.line(
             "sfauth: \(registry) gets no more tokens from sfauth (the account stays signed in); "
-                + "`sfauth setup-docker --registry \(registry) --account \(removed.account)` sets it up again.")
+                + "`sfauth setup-docker --registry \(registry) --account \(TerminalText.escaped(ExecCredential.shellWord(removed.account)))` sets it up again."
+        )
     }
 
     /// The protocol's "nothing for this server": the fixed text on stdout, exit 1.
