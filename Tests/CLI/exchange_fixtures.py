@@ -64,8 +64,9 @@ def idpy_server(tmp_path):
     started = []
 
     def start(**options):
-        process, values = start_server(IDPY_SERVER, tmp_path / f"idpy-server-{len(started)}", options)
-        values = dict(values, process=process)
+        run_dir = tmp_path / f"idpy-server-{len(started)}"
+        process, values = start_server(IDPY_SERVER, run_dir, options)
+        values = dict(values, process=process, log=str(run_dir / "server.log"))
         started.append(values)
         return values
     yield start
@@ -86,6 +87,14 @@ class IdpyAccount:
     def token(self, *arguments, **env):
         """`sfauth token --account NAME ARGUMENTS...` (the completed process)."""
         return self.sfauth.run("token", "--account", self.name, *arguments, **env)
+
+    def requests(self, path="/token"):
+        """What the server was asked, oldest first (its --verbose log: method, path, status, grant_type,
+        scope, resource, audience, error)."""
+        log = pathlib.Path(self.server["log"]).read_text()
+        seen = [json.loads(line.split(" request ", 1)[1]) for line in log.splitlines()
+                if line.startswith("idpy-server: request ")]
+        return [r for r in seen if path is None or r["path"] == path]
 
     def stored(self):
         """The account's stored record (the JSON file under SFAUTH_HOME/accounts)."""
@@ -119,6 +128,7 @@ def idpy_account(binary, tmp_path, idpy_server):
     def sign_in(scope=IDPY_SCOPE, alias="idpy", **server_options):
         port = free_port()
         server_options.setdefault("redirect_uri", [f"http://127.0.0.1:{port}/callback"])
+        server_options.setdefault("verbose", True)      # IdpyAccount.requests() reads its log
         server = idpy_server(**server_options)
         count[0] += 1
         runner = idpy_runner(binary, tmp_path / f"idpy-account-{count[0]}")

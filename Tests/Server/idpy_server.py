@@ -83,7 +83,9 @@ def parse_args(argv):
     p.add_argument("--parent-pid", type=int, default=0, help="stop when this process is gone (0: no watch)")
     p.add_argument("--write-env", metavar="PATH",
                    help="write the URLs here once serving (PATH ending in .json: JSON, else `export K=V` lines)")
-    p.add_argument("--verbose", action="store_true", help="log every request on stderr")
+    p.add_argument("--verbose", action="store_true",
+                   help="log every request on stderr: `idpy-server: request {JSON}` with method, path, status, "
+                        "grant_type, scope, resource, audience, error (never a token)")
     return p.parse_args(argv)
 
 
@@ -284,7 +286,19 @@ def flask_app(server, verbose):
     if verbose:
         @app.after_request
         def log_request(response):
-            log(f"{request.method} {request.path} -> {response.status_code}")
+            # One JSON line per request, so tests can see which grant and which targets a client asked
+            # for. Never a token or a secret: only these non-secret parameters.
+            seen = {"method": request.method, "path": request.path, "status": response.status_code}
+            source = request.form if request.method == "POST" else request.args
+            for name in ("grant_type", "scope", "subject_token_type", "requested_token_type", "client_id"):
+                if name in source:
+                    seen[name] = source[name]
+            for name in ("resource", "audience"):
+                if name in source:
+                    seen[name] = source.getlist(name)
+            if response.is_json and response.status_code >= 400:
+                seen["error"] = (response.get_json(silent=True) or {}).get("error")
+            log("request " + json.dumps(seen, sort_keys=True))
             return response
     return app
 

@@ -1,0 +1,208 @@
+"""Per-call targets (issue 20): `sfauth token --scope "A B"`, `--audience A`, `--resource URL`, `--exchange`,
+`--min-valid DURATION` -- a token for another target obtained from the account's refresh token (a narrower
+`scope` on refresh, RFC 6749 §6; `resource` on refresh, RFC 8707 §2.2; Entra's `<resource>/.default`) or by
+token exchange (RFC 8693) where the server lists it, without touching the account's own token.
+
+Servers, each the real thing (what each gives is in Tests/Server/IDPY.md and NANOIDP.md):
+  idpyoidc 5.0.0 (Tests/Server/idpy_server.py): narrower scope on refresh; token exchange with `audience`;
+      ignores `resource`/`audience` on refresh and drops a lone `resource` on exchange.
+  NanoIDP 3.4.0 (client sfauth-resource-cli): `resource` on refresh, enforced; no token exchange.
+  The Entra stand-in (Tests/Providers/entra.py): a refresh with `scope=<resource>/.default` gives that
+      resource's token ([CODE] in entra.py).
+
+A first draft against the contract of the lead's implementation; it fails until that lands.
+"""
+import json
+import pathlib
+import re
+import sys
+import time
+
+import pytest
+
+from exchange_fixtures import (  # noqa: F401  (pytest fixtures)
+    audiences, idpy_account, idpy_server, jwt_claims, nanoidp_resource_login_args)
+from nanoidp import nanoidp, nsfauth  # noqa: F401  (pytest fixtures)
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "Providers"))
+from entra import TEST_API, Entra  # noqa: E402
+
+OK, LOGIN_REQUIRED, REFUSED = 0, 3, 5
+FULL = {"openid", "offline_access", "read", "write"}
+
+
+def error_line(result):
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines, "nothing on stderr"
+    return lines[-1]
+
+
+def claims_of(result):
+    assert result.returncode == OK, result.stderr
+    claims = jwt_claims(result.stdout.strip())
+    assert claims is not None, f"not a JWT on stdout: {result.stdout[:80]!r}"
+    return claims
+
+
+def grants(account):
+    return [r.get("grant_type") for r in account.requests()]
+
+
+# ---------------------------------------------------------------- --scope: a narrower scope by refresh
+
+def test_a_narrower_scope_by_refresh_leaves_the_accounts_token_alone_and_is_cached(idpy_account):
+    account = idpy_account()
+    own_before = account.token()
+    assert set(claims_of(own_before)["scope"].split()) == FULL
+    before = len(account.requests())
+
+    narrow = account.token("--scope", "read")
+    assert claims_of(narrow)["scope"] == "read"
+    [asked] = account.requests()[before:]
+    assert asked["grant_type"] == "refresh_token" and asked["scope"] == "read"
+
+    # the account's own token is unchanged, and still has the full scope
+    own_after = account.token()
+    assert own_after.stdout == own_before.stdout and set(claims_of(own_after)["scope"].split()) == FULL
+    # within its life the narrower token is reused: no new request
+    again = account.token("--scope", "read")
+    assert again.stdout == narrow.stdout
+    assert len(account.requests()) == before + 1
+
+
+def test_a_scope_wider_than_granted_is_refused_and_says_to_sign_in_for_it(idpy_account):
+    account = idpy_account(scope="openid offline_access read")
+    result = account.token("--scope", "read write")
+    assert result.returncode == REFUSED, result.stderr
+    line = error_line(result)
+    assert "sfauth login" in line and "write" in line, line
+    assert result.stdout == ""
+    # idpyoidc says invalid_request "Invalid refresh scopes" (IDPY.md); the account still works
+    assert account.requests()[-1]["error"] == "invalid_request"
+    assert claims_of(account.token())["scope"].split() == ["openid", "offline_access", "read"]
+
+
+# ---------------------------------------------------------------- --audience: by token exchange (idpyoidc)
+
+def test_an_audience_is_obtained_by_token_exchange(idpy_account):
+    account = idpy_account()
+    result = account.token("--audience", "downstream-api")
+    assert audiences(claims_of(result)) == ["downstream-api"]
+    asked = account.requests()[-1]
+    assert asked["grant_type"] == "urn:ietf:params:oauth:grant-type:token-exchange"
+    assert asked["audience"] == ["downstream-api"]
+    assert asked["subject_token_type"] == "urn:ietf:params:oauth:token-type:access_token"
+    assert audiences(claims_of(account.token())) == ["public-cli"]        # the account's own token
+
+
+def test_an_unknown_audience_is_refused_with_invalid_target(idpy_account):
+    account = idpy_account()
+    own = account.token().stdout
+    result = account.token("--audience", "unknown-api")
+    assert result.returncode == REFUSED and result.stdout == ""
+    line = error_line(result)
+    assert "invalid_target" in line and "unknown-api" in line, line
+    assert account.token().stdout == own
+
+
+def test_exchange_forces_token_exchange_for_a_scope(idpy_account):
+    account = idpy_account()
+    result = account.token("--exchange", "--audience", "other-api", "--scope", "read")
+    claims = claims_of(result)
+    assert audiences(claims) == ["other-api"] and claims["scope"] == "read"
+    assert grants(account)[-1] == "urn:ietf:params:oauth:grant-type:token-exchange"
+    narrow = account.token("--exchange", "--scope", "read")
+    assert claims_of(narrow)["scope"] == "read"
+    assert grants(account)[-1] == "urn:ietf:params:oauth:grant-type:token-exchange"
+
+
+def test_a_resource_idpyoidc_does_not_honour_is_refused_not_passed_off(idpy_account):
+    """idpyoidc ignores `resource` on refresh and drops a lone `resource` on exchange (IDPY.md): both answer
+    200 with aud ["public-cli"]. sfauth reads the JWT's aud and refuses rather than hand out that token."""
+    account = idpy_account()
+    result = account.token("--resource", "https://api.example/")
+    assert result.returncode == REFUSED and result.stdout == ""
+    line = error_line(result)
+    assert "https://api.example/" in line and "did not issue" in line, line
+
+
+# ---------------------------------------------------------------- --resource by refresh (NanoIDP)
+
+def nanoidp_account(nsfauth, nanoidp):
+    result = nsfauth.run(*nanoidp_resource_login_args(nanoidp))
+    assert result.returncode == OK, result.stderr
+    return "resources"
+
+
+def test_a_resource_by_refresh_at_nanoidp(nsfauth, nanoidp):
+    name = nanoidp_account(nsfauth, nanoidp)
+    own = claims_of(nsfauth.run("token", "--account", name))
+    # Both `resource` parameters reached /authorize (RFC 8707 §2 repeats it). sfauth 2026-11-27 keeps only
+    # the last `--param` of a name, so this fails with aud ["https://other.example/"] until it keeps all.
+    assert sorted(audiences(own)) == ["https://api.example/", "https://other.example/"], \
+        "login --param resource=A --param resource=B sent only the last resource"
+    result = nsfauth.run("token", "--account", name, "--resource", "https://api.example/")
+    assert audiences(claims_of(result)) == ["https://api.example/"]
+    other = nsfauth.run("token", "--account", name, "--resource", "https://other.example/")
+    assert audiences(claims_of(other)) == ["https://other.example/"]
+    # the rotated refresh token was kept: the account still refreshes
+    assert nsfauth.run("token", "--account", name, "--refresh").returncode == OK
+
+
+def test_a_resource_nanoidp_refuses_is_invalid_target_and_its_burnt_refresh_token_is_said(nsfauth, nanoidp):
+    """NanoIDP has used up the refresh token by the time it answers invalid_target (NANOIDP.md): the next
+    refresh gets invalid_grant. sfauth names invalid_target first, then asks for a new sign-in."""
+    name = nanoidp_account(nsfauth, nanoidp)
+    result = nsfauth.run("token", "--account", name, "--resource", "https://evil.example/")
+    assert result.returncode == REFUSED and result.stdout == ""
+    line = error_line(result)
+    assert "invalid_target" in line and "https://evil.example/" in line, line
+    after = nsfauth.run("token", "--account", name, "--refresh")
+    assert after.returncode == LOGIN_REQUIRED, after.stderr
+    assert "sfauth login" in error_line(after)
+
+
+# ---------------------------------------------------------------- --min-valid
+
+def test_min_valid_longer_than_the_servers_lifetime_renews_and_says_so(idpy_account):
+    account = idpy_account(access_token_lifetime=5)
+    first = account.token()
+    before = len(account.requests())
+    result = account.token("--min-valid", "10m")
+    assert result.returncode == OK, result.stderr
+    assert result.stdout != first.stdout and len(account.requests()) == before + 1
+    assert "10m" in result.stderr and re.search(r"\b5 ?s", result.stderr), result.stderr
+
+
+def test_min_valid_within_the_tokens_life_does_not_renew(idpy_account):
+    account = idpy_account()
+    first = account.token()
+    before = len(account.requests())
+    again = account.token("--min-valid", "2s")
+    assert again.returncode == OK and again.stdout == first.stdout
+    assert len(account.requests()) == before
+
+
+def test_a_short_token_is_renewed_for_a_target_too(idpy_account):
+    account = idpy_account(access_token_lifetime=5)
+    narrow = account.token("--scope", "read")
+    assert claims_of(narrow)["scope"] == "read"
+    time.sleep(6)
+    later = account.token("--scope", "read")
+    assert claims_of(later)["scope"] == "read" and later.stdout != narrow.stdout
+
+
+# ---------------------------------------------------------------- Entra: <resource>/.default on refresh
+
+def test_entra_resource_by_refresh_with_dot_default(sfauth):
+    with Entra() as ms:
+        login = sfauth.run("login", "--preset", "entra", "--authority", ms.base_url, "--client-id", ms.client_id)
+        assert login.returncode == OK, login.stderr
+        # As if an administrator had consented to the API for alice (else AADSTS65001 consent_required).
+        ms.consents.add(("alice", ms.client_id, frozenset({f"{TEST_API}/.default"})))
+        result = sfauth.run("token", "--resource", TEST_API)
+        assert audiences(claims_of(result)) == [TEST_API]
+        [refresh] = [r for r in ms.requests if r.form.get("grant_type") == "refresh_token"][-1:]
+        assert f"{TEST_API}/.default" in refresh.form["scope"].split()
+        # Graph's token is still the account's own
+        assert audiences(claims_of(sfauth.run("token"))) != [TEST_API]
