@@ -18,6 +18,12 @@ it has no login page). Returns an IdpyAccount: `name` (the alias, for --account)
 `server` (the IDPY_* dict), `sfauth` (the conftest Sfauth runner with a private SFAUTH_HOME), `login`
 (the completed login process) and `port` (the redirect port).
 
+`idpy_module_server` (module-scoped): one default server for a module; `sign_in_to_idpy(binary, directory,
+server, port, scope, alias)` signs an account in to any idpy server (returns an IdpyAccount).
+
+`nanoidp_resource_login_args(n)`: `sfauth login` arguments for NanoIDP's client with allowed resources
+(sfauth-resource-cli; use with nanoidp.py's `nsfauth` runner, whose browser is the headless Chromium).
+
 `jwt_claims(token)`: the payload of a JWT (no signature check: tests read what a token is for -- `aud`,
 `scope`, `exp`), or None when the token is not a JWT.
 """
@@ -121,21 +127,43 @@ def idpy_runner(binary, tmp_path):
     return runner
 
 
+def sign_in_to_idpy(binary, directory, server, port, scope=IDPY_SCOPE, alias="idpy"):
+    """Signs a fresh sfauth home (under `directory`) in to `server`, whose redirect URI is on `port`."""
+    runner = idpy_runner(binary, pathlib.Path(directory))
+    login = runner.run(*idpy_login_args(server, port, scope, alias))
+    assert login.returncode == 0, f"sfauth login to idpyoidc failed ({login.returncode}): {login.stderr}"
+    return IdpyAccount(alias, server["IDPY_URL"], server, runner, login, port)
+
+
+def idpy_options(port, options):
+    options = dict(options)
+    options.setdefault("redirect_uri", [f"http://127.0.0.1:{port}/callback"])
+    options.setdefault("verbose", True)      # IdpyAccount.requests() reads its log
+    return options
+
+
 @pytest.fixture
 def idpy_account(binary, tmp_path, idpy_server):
     count = [0]
 
     def sign_in(scope=IDPY_SCOPE, alias="idpy", **server_options):
         port = free_port()
-        server_options.setdefault("redirect_uri", [f"http://127.0.0.1:{port}/callback"])
-        server_options.setdefault("verbose", True)      # IdpyAccount.requests() reads its log
-        server = idpy_server(**server_options)
+        server = idpy_server(**idpy_options(port, server_options))
         count[0] += 1
-        runner = idpy_runner(binary, tmp_path / f"idpy-account-{count[0]}")
-        login = runner.run(*idpy_login_args(server, port, scope, alias))
-        assert login.returncode == 0, f"sfauth login to idpyoidc failed ({login.returncode}): {login.stderr}"
-        return IdpyAccount(alias, server["IDPY_URL"], server, runner, login, port)
+        return sign_in_to_idpy(binary, tmp_path / f"idpy-account-{count[0]}", server, port, scope, alias)
     return sign_in
+
+
+@pytest.fixture(scope="module")
+def idpy_module_server(tmp_path_factory):
+    """One default idpy server (600 s tokens, no rotation) for a whole module, its redirect URI on a free
+    port: the IDPY_* dict plus `redirect_port` and `log`. Sign accounts in with sign_in_to_idpy(binary,
+    tmp_path, server, server["redirect_port"])."""
+    port = free_port()
+    run_dir = tmp_path_factory.mktemp("idpy-module-server")
+    process, values = start_server(IDPY_SERVER, run_dir, idpy_options(port, {}))
+    yield dict(values, redirect_port=port, log=str(run_dir / "server.log"))
+    stop_server(process)
 
 
 def nanoidp_resource_login_args(n, scope="openid profile email offline_access", alias="resources", extra=()):
