@@ -10,7 +10,6 @@ Servers, each the real thing (what each gives is in Tests/Server/IDPY.md and NAN
   The Entra stand-in (Tests/Providers/entra.py): a refresh with `scope=<resource>/.default` gives that
       resource's token ([CODE] in entra.py).
 
-A first draft against the contract of the lead's implementation; it fails until that lands.
 """
 import json
 import pathlib
@@ -123,7 +122,7 @@ def test_a_resource_idpyoidc_does_not_honour_is_refused_not_passed_off(idpy_acco
     result = account.token("--resource", "https://api.example/")
     assert result.returncode == REFUSED and result.stdout == ""
     line = error_line(result)
-    assert "https://api.example/" in line and "did not issue" in line, line
+    assert "https://api.example/" in line and "did not honour the resource" in line, line
 
 
 # ---------------------------------------------------------------- --resource by refresh (NanoIDP)
@@ -137,8 +136,7 @@ def nanoidp_account(nsfauth, nanoidp):
 def test_a_resource_by_refresh_at_nanoidp(nsfauth, nanoidp):
     name = nanoidp_account(nsfauth, nanoidp)
     own = claims_of(nsfauth.run("token", "--account", name))
-    # Both `resource` parameters reached /authorize (RFC 8707 §2 repeats it). sfauth 2026-11-27 keeps only
-    # the last `--param` of a name, so this fails with aud ["https://other.example/"] until it keeps all.
+    # Both `resource` parameters reached /authorize (RFC 8707 §2 repeats it): a repeated --param keeps every value.
     assert sorted(audiences(own)) == ["https://api.example/", "https://other.example/"], \
         "login --param resource=A --param resource=B sent only the last resource"
     result = nsfauth.run("token", "--account", name, "--resource", "https://api.example/")
@@ -167,7 +165,7 @@ def test_a_resource_nanoidp_refuses_is_invalid_target_and_its_burnt_refresh_toke
 def test_min_valid_longer_than_the_servers_lifetime_renews_and_says_so(idpy_account):
     account = idpy_account(access_token_lifetime=5)
     first = account.token()
-    time.sleep(2)            # part-used: a renewal gives a token that lives longer than this one
+    time.sleep(3)            # past half its life: a 10-minute wish cannot be met, so it is renewed at half-life
     before = len(account.requests())
     result = account.token("--min-valid", "10m")
     assert result.returncode == OK, result.stderr
