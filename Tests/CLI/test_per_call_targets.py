@@ -14,6 +14,7 @@ Servers, each the real thing (what each gives is in Tests/Server/IDPY.md and NAN
 import json
 import pathlib
 import re
+import subprocess
 import sys
 import time
 
@@ -205,3 +206,101 @@ def test_entra_resource_by_refresh_with_dot_default(sfauth):
         assert f"{TEST_API}/.default" in refresh.form["scope"].split()
         # Graph's token is still the account's own
         assert audiences(claims_of(sfauth.run("token"))) != [TEST_API]
+
+
+# ---------------------------------------------------------------- every command that hands out a token
+
+def test_exec_gives_its_command_the_per_call_token(idpy_account):
+    account = idpy_account()
+    result = account.sfauth.run(
+        "exec", "--account", account.name, "--audience", "downstream-api", "--", sys.executable, "-c",
+        "import os; print(os.environ['SF_ACCESS_TOKEN'])")
+    assert audiences(claims_of(result)) == ["downstream-api"]
+
+
+def test_kube_credential_and_kubeconfig_carry_the_target(idpy_account):
+    account = idpy_account()
+    result = account.sfauth.run("kube-credential", "--account", account.name, "--scope", "read",
+                                KUBERNETES_EXEC_INFO=json.dumps({
+                                    "apiVersion": "client.authentication.k8s.io/v1", "spec": {"interactive": False}}))
+    assert result.returncode == OK, result.stderr
+    credential = json.loads(result.stdout)
+    assert claims_of_token(credential["status"]["token"])["scope"] == "read"
+    assert credential["status"]["expirationTimestamp"]
+    stanza = account.sfauth.run("kubeconfig", "--account", account.name, "--audience", "prod-cluster", "--min-valid", "5m")
+    assert stanza.returncode == OK, stanza.stderr
+    assert '- "--audience"\n  - "prod-cluster"\n  - "--min-valid"\n  - "5m"' in stanza.stdout, stanza.stdout
+
+
+def test_git_credential_renews_for_min_valid(idpy_account):
+    account = idpy_account(access_token_lifetime=20)
+    answer = subprocess.run(
+        [account.sfauth.binary, "git-credential", "--account", account.name, "--host", "git.example", "--min-valid", "1h", "get"],
+        input="protocol=https\nhost=git.example\n\n", env=account.sfauth.env, capture_output=True, text=True, timeout=60)
+    assert answer.returncode == OK, answer.stderr
+    # 20 s tokens never last an hour: renewed at half their life, said on stderr, and git gets a token
+    assert "password=" in answer.stdout and "less than the 60 min of --min-valid" in answer.stderr, answer.stderr
+
+
+def test_request_sends_the_per_call_token_only_to_the_accounts_own_hosts(idpy_account):
+    account = idpy_account()
+    refused = account.sfauth.run("request", "--account", account.name, "--audience", "downstream-api",
+                                 "https://elsewhere.example/api")
+    assert refused.returncode == 2 and "elsewhere.example" in error_line(refused), refused.stderr
+    # the token goes to the account's own server (its userinfo endpoint accepts idpyoidc's access tokens)
+    ok = account.sfauth.run("request", "--account", account.name, "--scope", "openid read",
+                            account.server["IDPY_URL"] + "/userinfo")
+    assert ok.returncode == OK, ok.stderr
+    assert json.loads(ok.stdout)["sub"]
+
+
+def claims_of_token(token):
+    claims = jwt_claims(token)
+    assert claims is not None, f"not a JWT: {token[:40]!r}"
+    return claims
+
+
+# ---------------------------------------------------------------- what is refused before any request
+
+@pytest.mark.parametrize("arguments, said", [
+    (["--exchange"], "--exchange needs --audience, --resource or --scope"),
+    (["--min-valid", "soon"], "--min-valid takes a duration"),
+    (["--min-valid", "30d"], "--min-valid takes a duration"),
+    (["--resource", "https://api.example/#part"], "fragment"),
+    (["--resource", "not a uri"], "not an absolute URI"),
+])
+def test_bad_target_options_are_usage_errors_and_send_nothing(idpy_account, arguments, said):
+    account = idpy_account()
+    stored = account.stored()
+    before = len(account.requests())
+    result = account.token(*arguments)
+    assert result.returncode == 2 and said in result.stderr, result.stderr
+    assert len(account.requests()) == before and account.stored() == stored
+
+
+def test_a_supplied_token_cannot_be_narrowed(idpy_account):
+    account = idpy_account()
+    result = account.token("--scope", "read", SFAUTH_ACCESS_TOKEN="supplied")
+    assert result.returncode == 2 and "SFAUTH_ACCESS_TOKEN is set" in result.stderr, result.stderr
+
+
+# ---------------------------------------------------------------- the test server (django-oauth-toolkit)
+
+def test_the_test_server_narrows_scope_on_refresh_and_the_front_end_reads_the_record(sfauth):
+    """DOT (oauthlib) grants a narrower scope on refresh (RFC 6749 §6) and rotates the refresh token with
+    reuse detection: the rotated one is the account's, and the account's own token still renews after it."""
+    assert sfauth.run(*sfauth.login_args(scope="openid profile")).returncode == OK
+    own = sfauth.run("token").stdout
+    narrow = sfauth.run("token", "--scope", "openid")
+    assert narrow.returncode == OK, narrow.stderr
+    assert narrow.stdout != own and narrow.stdout.strip()
+    [record] = [json.loads(p.read_text()) for p in (sfauth.home / "accounts").glob("*.json")]
+    [kept] = record["targetedTokens"]
+    assert kept["target"]["scopes"] == ["openid"] and kept["scopes"] == ["openid"] and kept["obtainedBy"] == "refresh"
+    # the front end still answers the account's own token from that record, and it is the one it was
+    assert sfauth.run("token").stdout == own
+    # after the per-call refresh rotated the refresh token, the account's own refresh still works (no reuse)
+    again = sfauth.run("token", "--refresh")
+    assert again.returncode == OK and again.stdout != own, again.stderr
+    wider = sfauth.run("token", "--scope", "openid profile email")
+    assert wider.returncode == REFUSED and "sfauth login" in error_line(wider), wider.stderr

@@ -34,6 +34,16 @@ struct TargetOptions: ParsableArguments {
         }
     }
 
+    /// The options as given, for a command line another program runs (`sfauth kubeconfig`).
+    var arguments: [String] {
+        var arguments: [String] = []
+        if !scopes.isEmpty { arguments += ["--scope", scopes.joined(separator: " ")] }
+        if let audience { arguments += ["--audience", audience] }
+        if exchange { arguments.append("--exchange") }
+        if let minValid { arguments += ["--min-valid", minValid] }
+        return arguments
+    }
+
     /// What the options ask for, with `resource` (`--resource`) left to the command context to read.
     func wanted(forceRefresh: Bool = false) -> WantedToken {
         let target = TokenTarget(scopes: scopes.isEmpty ? nil : scopes, audience: audience)
