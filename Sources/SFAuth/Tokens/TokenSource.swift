@@ -80,6 +80,8 @@ public struct TokenSource: Sendable {
     ///   - account: the account's identifier; `nil` (the default) for the default account.
     ///   - forceRefresh: refresh even if the stored token looks valid (e.g. the API just
     ///     rejected it).
+    ///   - minimumValidity: renew first unless the token stays valid this long (`--min-valid`), as
+    ///     far as the server's token lifetime allows (`TokenFreshness.renewalMargin`). Default: `nil`.
     /// - Throws: `OAuthError.loginRequired` when nothing is stored, the account needs a new login,
     ///   or there is no refresh token; `.network`/`.invalidServerResponse` when a refresh could not
     ///   be completed (nothing stored changes); `.tokenRequestRejected` for other refusals;

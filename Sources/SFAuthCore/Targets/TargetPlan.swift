@@ -20,6 +20,8 @@ public struct TargetPlan: Sendable, Equatable {
     /// The plan for `target` at `server`.
     ///
     /// - Parameters:
+    ///   - target: what the token is for.
+    ///   - server: the account's authorization server.
     ///   - offersExchange: whether the server lists the token exchange grant in its metadata.
     ///   - forceExchange: `--exchange`: exchange, and nothing else.
     /// - Throws: `OAuthError.configuration` when nothing the server offers can give the target.
