@@ -21,14 +21,33 @@ package struct DockerRegistrations: Codable, Equatable, Sendable {
         /// `oauth2accesstoken`), or `<token>` to hand the access token over as an identity token.
         package var username: String
 
+        /// A per-call token instead of the account's own (`setup-docker --scope/--audience`);
+        /// absent for the account's own.
+        package var target: TokenTarget?
+        /// A per-call resource (`setup-docker --resource URL`), as `sfauth token --resource` reads it.
+        package var resource: String?
+        /// Obtain the target by token exchange only (`--exchange`).
+        package var exchange: Bool?
+        /// `--min-valid` as given (`10m`).
+        package var minValid: String?
+
         /// An entry.
-        package init(account: String, username: String) {
+        package init(
+            account: String, username: String, target: TokenTarget? = nil, resource: String? = nil, exchange: Bool? = nil, minValid: String? = nil
+        ) {
             self.account = account
             self.username = username
+            self.target = target?.isEmpty == false ? target : nil
+            self.resource = resource
+            self.exchange = exchange == true ? true : nil
+            self.minValid = minValid
         }
 
         /// Whether the token goes as an identity token (`Username` `<token>`).
         package var isIdentityToken: Bool { username == DockerCredential.identityTokenUsername }
+
+        /// Whether the account's own token is what answers, as it is stored (the front end's to hand out).
+        package var isAccountsOwnToken: Bool { target == nil && resource == nil && exchange != true && minValid == nil }
     }
 
     /// The entries by registry (`host[:port]`, as `DockerCredential.registry(parsing:)` gives it).

@@ -67,7 +67,7 @@ enum HotPath {
             print(DockerCredential.notFound)
             return ExitStatus.storage.rawValue
         }
-        guard let token = usableToken(entry.account, settings) else { return nil }
+        guard entry.isAccountsOwnToken, let token = usableToken(entry.account, settings) else { return nil }
         print(DockerCredential.answer(serverURL: serverURL, username: entry.username, secret: token.accessToken))
         return ExitStatus.success.rawValue
     }

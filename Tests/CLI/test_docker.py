@@ -14,6 +14,7 @@ import os
 import shutil
 import stat
 import subprocess
+import urllib.request
 
 import pytest
 
@@ -359,3 +360,28 @@ def test_anything_else_is_a_usage_error(docker, args):
     result = subprocess.run([HELPER, *args], env=docker.env, input="", capture_output=True, text=True, timeout=60)
     assert result.returncode == USAGE, result
     assert result.stderr.startswith("sfauth: ") and result.stdout in ("", result.stderr.splitlines()[0] + "\n")
+
+
+def test_a_registry_can_get_a_per_call_token_narrower_than_the_accounts(docker, registry):
+    """setup-docker --scope: the registry gets a token for that scope from the account's refresh token
+    (the test server narrows scope on refresh, RFC 6749 §6), the same one `sfauth token --scope` gives,
+    never the account's own; the front end leaves such a registry to the main program."""
+    login = docker.sfauth_run(*docker.sfauth.login_args(scope="openid profile"))
+    assert login.returncode == OK, login.stderr
+    own = docker.sfauth_run("token").stdout.strip()
+    done = docker.setup("--registry", registry.host, "--scope", "openid")
+    assert "a token for scope 'openid' from its sign-in as the password" in done.stdout
+    [entry] = docker.registrations().values()
+    assert entry["target"] == {"scopes": ["openid"]}
+    result = docker.inspect(registry)
+    assert result.returncode == OK, result.stderr
+    sent = {r[3] for r in registry.token_requests()}
+    narrow = docker.sfauth_run("token", "--scope", "openid").stdout.strip()
+    assert sent == {narrow} and narrow != own
+    request = urllib.request.Request(docker.sfauth.server["SFAUTH_TEST_RESOURCE_URL"], headers={"Authorization": f"Bearer {narrow}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert json.loads(response.read())["scope"] == "openid"
+    # Never wider than the sign-in: refused by the server (5), with the sign-in that would grant it.
+    docker.setup("--registry", registry.host, "--scope", "openid email")
+    refused = docker.helper("get", input=registry.host)
+    assert refused.returncode == 5 and "sfauth login" in refused.stdout and refused.stdout == refused.stderr, refused

@@ -83,5 +83,13 @@ struct DockerCredentialTests {
         #expect(throws: DockerRegistrations.DecodingFailure.self) { try DockerRegistrations(decoding: Array("[]".utf8)) }
         #expect(registrations.registries["127.0.0.1:5055"]?.isIdentityToken == true)
         #expect(registrations.registries["r.example"]?.isIdentityToken == false)
+        // A per-call token is recorded only when one is asked for, and the front end leaves it to the main program.
+        let plain = DockerRegistrations.Entry(account: "a", username: "u", target: TokenTarget(), exchange: false)
+        #expect(plain.isAccountsOwnToken && plain.target == nil && plain.exchange == nil)
+        #expect(String(decoding: DockerRegistrations(registries: ["r": plain]).encoded(), as: UTF8.self).contains("target") == false)
+        let narrow = DockerRegistrations.Entry(account: "a", username: "u", target: TokenTarget(scopes: ["read"]), minValid: "10m")
+        #expect(!narrow.isAccountsOwnToken)
+        #expect(try DockerRegistrations(decoding: DockerRegistrations(registries: ["r": narrow]).encoded()).registries["r"] == narrow)
+        #expect(!DockerRegistrations.Entry(account: "a", username: "u", resource: "https://api.example/").isAccountsOwnToken)
     }
 }

@@ -76,6 +76,14 @@ struct DockerCredentialCommand: SFAuthSubcommand {
             }
         }
         print(DockerCredential.answer(serverURL: serverURL, username: entry.username, secret: token.accessToken))
+        if let notice = context.minimumValidityNotice(for: token, wanted: wanted(entry)) { StandardError.line(notice) }
+    }
+
+    /// The token `setup-docker` asked for: the account's own, or a per-call one.
+    private static func wanted(_ entry: DockerRegistrations.Entry) -> WantedToken {
+        WantedToken(
+            target: entry.target ?? TokenTarget(), forceExchange: entry.exchange ?? false,
+            minimumValidity: entry.minValid.flatMap(WantedToken.duration))
     }
 
     /// The account's token, as `sfauth token --account` gets it; a sign-in needed when the account
@@ -86,7 +94,7 @@ struct DockerCredentialCommand: SFAuthSubcommand {
                 "the account sfauth setup-docker chose for \(registry) is no longer stored: sign in (`sfauth login`), then run "
                     + "`sfauth setup-docker --registry \(registry)` again", status: .loginRequired)
         }
-        return try await context.accessToken(account: entry.account)
+        return try await context.accessToken(account: entry.account, resource: entry.resource, wanted: wanted(entry))
     }
 
     /// Refused: sfauth hands out the account's token on every `get` and keeps no passwords — except

@@ -23,7 +23,9 @@ struct SetupDockerCommand: SFAuthSubcommand {
             Google's registries and many OpenID Connect-fronted registries take it), --username NAME for \
             another, or --identity-token to hand the token over as an identity token (the client trades \
             it at the registry's token endpoint as an OAuth 2 refresh_token). Running it again replaces \
-            the setup; --remove undoes it (the credHelpers entry, when it is sfauth's, and the record).
+            the setup; --remove undoes it (the credHelpers entry, when it is sfauth's, and the record). With \
+            --scope, --audience or --resource the registry gets a per-call token from the account's sign-in \
+            instead of the account's own, as sfauth token --scope/--audience/--resource gives it.
 
             docker-credential-sfauth must be on your PATH (the .deb installs /usr/bin/docker-credential-sfauth); \
             it says how to link it when it is not.
@@ -54,9 +56,17 @@ struct SetupDockerCommand: SFAuthSubcommand {
     @Flag(help: "Undo it: remove the registry's credHelpers entry (when it is sfauth's) and sfauth's record of it.")
     var remove = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Answer with a token for this resource from the account's sign-in (RFC 8707), as sfauth token --resource gives it.", valueName: "url"))
+    var resource: String?
+
+    @OptionGroup(title: "Per-call tokens (recorded for the registry)")
+    var targetOptions: TargetOptions
+
     func validate() throws {
         if identityToken && username != nil { throw ValidationError("Give --identity-token or --username, not both.") }
-        if remove && (identityToken || username != nil || account != nil) {
+        if remove && (identityToken || username != nil || account != nil || resource != nil || !targetOptions.arguments.isEmpty) {
             throw ValidationError("--remove takes only --registry (and --docker-config).")
         }
         if let username, username.isEmpty || username.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
@@ -76,16 +86,21 @@ struct SetupDockerCommand: SFAuthSubcommand {
         }
         let chosen = try context.accounts().store.accountForConfiguration(named: account)
         let name = identityToken ? DockerCredential.identityTokenUsername : username ?? DockerCredential.defaultUsername
+        let wanted = targetOptions.wanted()
+        if let resource { try ProtectedResource.requireValid(resource) }
         let replaced = keys.compactMap { contents.text.helper(for: $0) }.filter { $0 != DockerCredential.helperName }
         for key in keys { contents.text.setHelper(DockerCredential.helperName, for: key) }
         // The record first: a credHelpers entry without it would only make get answer "not found".
         try book.update { registrations in
-            registrations.registries[target] = DockerRegistrations.Entry(account: chosen.identifier, username: name)
+            registrations.registries[target] = DockerRegistrations.Entry(
+                account: chosen.identifier, username: name, target: wanted.target, resource: resource, exchange: targetOptions.exchange,
+                minValid: targetOptions.minValid)
             return true
         }
         try file.write(contents.text, mode: contents.mode)
-        let answer =
-            identityToken ? "its access token as an identity token" : "username \(TerminalText.escaped(name)) and its access token as the password"
+        let perCall = TokenTarget(scopes: wanted.target.scopes, audience: wanted.target.audience, resource: resource)
+        let token = perCall.isEmpty ? "its access token" : "a token for \(TerminalText.escaped(perCall.summary)) from its sign-in"
+        let answer = identityToken ? "\(token) as an identity token" : "username \(TerminalText.escaped(name)) and \(token) as the password"
         print(
             "Docker and skopeo now ask docker-credential-sfauth for \(target), with the account \(TerminalText.escaped(chosen.displayLabel)): \(answer)."
         )
