@@ -243,6 +243,15 @@ def test_listening_beyond_loopback_is_refused(sfauth, address):
     assert "127.0.0.1, [::1] or localhost" in result.stderr or "not HOST[:PORT]" in result.stderr, result.stderr
 
 
+def test_a_port_in_use_is_a_usage_error_naming_listen(sfauth):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        result = sfauth.run("proxy", "--listen", f"127.0.0.1:{taken.getsockname()[1]}", "https://api.example",
+                            SFAUTH_ACCESS_TOKEN="t")
+    assert result.returncode == USAGE and "already in use" in result.stderr and "--listen" in result.stderr, result
+
+
 @pytest.mark.parametrize("upstream_url", ["http://api.example/v1", "ftp://api.example", "https://user:pw@api.example", "https://api.example/a/../b"])
 def test_an_upstream_that_may_not_get_the_token_is_refused(sfauth, upstream_url):
     result = sfauth.run("proxy", upstream_url)

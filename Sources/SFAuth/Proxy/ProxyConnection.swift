@@ -68,6 +68,8 @@ final class ProxyConnection {
             body = .streamed(prefix: [], rest: rest, length: length)
         case .length, .chunked:
             switch rest.readPrefix(limit: limit) {
+            case .complete(let bytes) where bytes.isEmpty && ["GET", "HEAD", "DELETE", "OPTIONS", "TRACE"].contains(head.method):
+                body = .none  // "Content-Length: 0" on a GET: no body to send
             case .complete(let bytes): body = .buffered(bytes)
             case .over(let bytes): body = .streamed(prefix: bytes, rest: rest, length: { if case .length(let n) = framing { n } else { nil } }())
             case .failed:

@@ -75,7 +75,18 @@ package final class ProxyServer: Sendable {
         let url: String
         switch service.configuration.listen {
         case .tcp(let host, let port):
-            let bound = try LoopbackSockets.bind(host: host, port: port)
+            let bound: (fds: [Int32], port: UInt16)
+            do {
+                bound = try LoopbackSockets.bind(host: host, port: port)
+            } catch {
+                // The login's words would suggest another callback port; here it is --listen.
+                if case .portInUse(let port, let address, let heldBy) = error {
+                    throw .configuration(
+                        "port \(port) on \(address) is already in use\(heldBy.map { ", held by \($0)" } ?? ""); choose another --listen port, or leave --listen out for a free one"
+                    )
+                }
+                throw error
+            }
             fds = bound.fds
             service.setPort(bound.port)
             url = "http://\(host):\(bound.port)"

@@ -32,7 +32,11 @@ package final class ProxyTokenCache: Sendable {
     static let expiryMargin: TimeInterval = 30
 
     private let provider: ProxyTokenProvider
+    /// The shortest time between two forced renewals.
+    static let minimumRenewalInterval: TimeInterval = 10
+
     private let cached = Mutex<ProxyToken?>(nil)
+    private let lastRenewal = Mutex<Date?>(nil)
     /// A token the upstream rejected when its request could not be sent again: the next request
     /// renews it instead of reusing it (or reading the same one from the store).
     private let marked = Mutex<String?>(nil)
@@ -56,6 +60,15 @@ package final class ProxyTokenCache: Sendable {
             // Another connection may have fetched or renewed it while this one waited.
             if let usable = usableToken(rejected: rejected) { return .success(usable) }
             let renew = rejected != nil && cached.withLock { $0 == nil || $0?.value == rejected }
+            // An upstream that rejects every token (a wrong audience, say) must not make each request
+            // a refresh at the authorization server: one forced renewal per interval; meanwhile the
+            // current token is sent, and the upstream's 401 reaches the client.
+            if renew, let last = lastRenewal.withLock({ $0 }), now().timeIntervalSince(last) < Self.minimumRenewalInterval,
+                let current = cached.withLock({ $0?.value })
+            {
+                return .success(current)
+            }
+            if renew { lastRenewal.withLock { $0 = now() } }
             let result = Self.wait { () async throws(OAuthError) -> ProxyToken in try await self.provider(renew) }
             switch result {
             case .success(let token):

@@ -112,6 +112,8 @@ final class ProxyUpstreamClient {
         set(sfcurl_setopt_long(handle, CURLOPT_PATH_AS_IS, 1), "CURLOPT_PATH_AS_IS")
         // Through an https_proxy, the CONNECT answer is not the upstream's response head.
         set(sfcurl_setopt_long(handle, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1), "CURLOPT_SUPPRESS_CONNECT_HEADERS")
+        // The body goes to the client as the upstream encoded it (gzip stays gzip).
+        set(sfcurl_setopt_long(handle, CURLOPT_HTTP_CONTENT_DECODING, 0), "CURLOPT_HTTP_CONTENT_DECODING")
         set(sfcurl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMilliseconds), "CURLOPT_CONNECTTIMEOUT_MS")
         // No total timeout: a stream (SSE) may rightly last for hours.
         if isLoopback { set(sfcurl_setopt_string(handle, CURLOPT_NOPROXY, "*"), "CURLOPT_NOPROXY") }
