@@ -67,7 +67,6 @@ final class ProxyClientStream {
 
     /// Reads more bytes into the buffer; `false` on end of stream, timeout or error.
     private func fill() -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count < 0 && errno == EINTR { continue }
@@ -76,6 +75,9 @@ final class ProxyClientStream {
             return true
         }
     }
+
+    /// What `recv` reads into, allocated once per connection.
+    private var chunk = [UInt8](repeating: 0, count: 65536)
 
     private func compact() {
         if start == buffer.count {

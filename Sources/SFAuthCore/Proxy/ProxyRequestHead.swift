@@ -10,7 +10,16 @@ package struct ProxyRequestHead: Sendable, Equatable {
     /// The minor version of `HTTP/1.x`: 0 or 1.
     package var minorVersion: Int
     /// The header fields in the order received, names as sent.
-    package var headers: [ProxyHeaderField]
+    package private(set) var headers: [ProxyHeaderField]
+
+    /// A head with these parts (`parse` makes them from bytes).
+    package init(method: String, target: String, minorVersion: Int, headers: [ProxyHeaderField]) {
+        self.method = method
+        self.target = target
+        self.minorVersion = minorVersion
+        self.headers = headers
+        lowercasedNames = headers.map { $0.name.lowercased() }
+    }
 
     /// How the request body is delimited (RFC 9112 §6).
     package enum BodyFraming: Sendable, Equatable {
@@ -26,18 +35,10 @@ package struct ProxyRequestHead: Sendable, Equatable {
     ///
     /// - Throws: `ProxyRefusal` 400 for anything malformed, 505 for a version other than HTTP/1.0 or 1.1.
     package static func parse(_ bytes: some Collection<UInt8>) throws(ProxyRefusal) -> ProxyRequestHead {
-        var lines: [ArraySlice<UInt8>] = []
-        var current: [UInt8] = []
-        for byte in bytes {
-            if byte == 0x0A {
-                if current.last == 0x0D { current.removeLast() }
-                lines.append(current[...])
-                current = []
-            } else {
-                current.append(byte)
-            }
+        var lines = Array(bytes).split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
+            line.last == 0x0D ? line.dropLast() : line
         }
-        if !current.isEmpty { lines.append(current[...]) }
+        if lines.last?.isEmpty == true { lines.removeLast() }  // after the final line end
         // RFC 9112 §2.2: a server may ignore empty lines before the request line.
         while let first = lines.first, first.isEmpty { lines.removeFirst() }
         guard let requestLine = lines.first else { throw ProxyRefusal(400, "empty request") }
@@ -86,11 +87,15 @@ package struct ProxyRequestHead: Sendable, Equatable {
         return ProxyRequestHead(method: method, target: target, minorVersion: minorVersion, headers: headers)
     }
 
-    /// The values of every field named `name` (case-insensitive), in order.
+    /// The values of every field named `name` (lower-case), in order.
     package func values(_ name: String) -> [String] {
-        let name = name.lowercased()
-        return headers.filter { $0.name.lowercased() == name }.map(\.value)
+        var found: [String] = []
+        for (index, field) in headers.enumerated() where lowercasedNames[index] == name { found.append(field.value) }
+        return found
     }
+
+    /// The field names, lower-cased once for every lookup.
+    private var lowercasedNames: [String] = []
 
     /// The comma-separated elements of every `name` field, trimmed and lower-cased (`Connection`).
     package func tokens(_ name: String) -> [String] {
