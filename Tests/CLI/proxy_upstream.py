@@ -5,7 +5,7 @@ Runs in a thread of the test process and stops with its context.
     with ProxyUpstream() as upstream:
         upstream.url("/v1")             # http://127.0.0.1:PORT/v1
         upstream.reject_once.add(token)  # answer 401 the first time this bearer token is seen
-        upstream.requests               # [{"method", "raw_path", "query", "headers", "body"}]
+        upstream.requests               # [{"method", "raw_path", "query", "headers", "body", "client_port"}]
 
 Routes (under any prefix, so a base path can be tested):
   .../sse?n=3&delay=0.3      text/event-stream, n events `delay` s apart (sse-starlette EventSourceResponse)
@@ -67,7 +67,8 @@ class ProxyUpstream:
         body = await request.body()
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.scope["headers"]]
         record = {"method": request.method, "raw_path": request.scope["raw_path"].decode("latin-1"),
-                  "query": request.scope["query_string"].decode("latin-1"), "headers": headers, "body": body}
+                  "query": request.scope["query_string"].decode("latin-1"), "headers": headers, "body": body,
+                  "client_port": request.scope["client"][1]}
         with self._lock:
             self.requests.append(record)
         authorization = request.headers.get("authorization", "")

@@ -120,6 +120,8 @@ def test_every_request_gets_the_accounts_token_and_nothing_of_the_clients(signed
         received = upstream.requests
         assert [r["raw_path"] for r in received] == ["/base/v1/models"] * 3
         assert [r["query"] for r in received] == ["page=0", "page=1", "page=2"]
+        # One client connection, one upstream connection: reused for the three requests.
+        assert len({r["client_port"] for r in received}) == 1
         for record in received:
             assert upstream_token(record) == token
             names = {k for k, _ in record["headers"]}
