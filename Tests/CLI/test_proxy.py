@@ -355,3 +355,27 @@ def test_without_a_sign_in_requests_get_a_503_naming_the_login_command(sfauth, u
         assert upstream.requests == []
         status, stderr = proxy.stop()
     assert status == OK and "sfauth login" in stderr and "503" in stderr
+
+
+def test_print_url_to_a_file_as_a_script_does(signed_in, upstream, tmp_path):
+    """`sfauth proxy --print-url UP > proxy.url &`: the URL is in the file (flushed) once it listens,
+    and nothing else ever is."""
+    url_file = tmp_path / "proxy.url"
+    with open(url_file, "w") as out:
+        process = subprocess.Popen([signed_in.binary, "proxy", "--print-url", upstream.url()], env=signed_in.env,
+                                   stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 20
+        while not url_file.read_text() and time.time() < deadline:
+            time.sleep(0.05)
+        url = url_file.read_text()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("\n") and url.count("\n") == 1
+        host, port = url.strip().removeprefix("http://").rsplit(":", 1)
+        connection = http.client.HTTPConnection(host, int(port), timeout=20)
+        connection.request("GET", "/from-a-script")
+        assert connection.getresponse().status == 200
+        connection.close()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        status = process.wait(timeout=10)
+    assert status == OK and url_file.read_text() == url

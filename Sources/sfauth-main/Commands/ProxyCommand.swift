@@ -29,8 +29,9 @@ struct ProxyCommand: SFAuthSubcommand {
             Tokens are never logged. Ctrl-C or SIGTERM stops it (exit 0).
 
             Examples:
-              url=$(mktemp); sfauth proxy --print-url https://api.example/v1 > "$url" &
-              OPENAI_BASE_URL="$(cat "$url")" some-tool
+              sfauth proxy --print-url https://api.example/v1 > proxy.url & proxy=$!
+              until [ -s proxy.url ]; do sleep 0.05; done    # written once it listens
+              OPENAI_BASE_URL="$(cat proxy.url)" some-tool; kill "$proxy"
               sfauth proxy --listen 127.0.0.1:8080 --account work https://api.example/v1
               sfauth proxy --socket "$XDG_RUNTIME_DIR/api.sock" https://api.example
             """
