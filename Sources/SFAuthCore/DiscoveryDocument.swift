@@ -26,6 +26,11 @@ public struct DiscoveryDocument: Sendable, Equatable {
     /// `client_id_metadata_document_supported`: whether a client may be named by the URL of its
     /// metadata document (OAuth Client ID Metadata Document; MCP 2025-11-25). Default: `false`.
     public var clientIdMetadataDocumentSupported = false
+    /// The grant types the server lists (`grant_types_supported`); `nil` when it lists none.
+    public var grantTypesSupported: [String]? = nil
+
+    /// Whether the server says it exchanges tokens (RFC 8693: its grant type is listed).
+    public var offersTokenExchange: Bool { grantTypesSupported?.contains(TokenExchange.grantType) == true }
 
     /// Whether the metadata list PKCE's S256 among `code_challenge_methods_supported`. Signing in
     /// to a protected resource requires it (MCP: a client must refuse a server that does not list
@@ -140,6 +145,9 @@ public struct DiscoveryDocument: Sendable, Equatable {
             document.scopesSupported = values.compactMap { if case .string(let scope) = $0 { scope } else { nil } }
         }
         document.registrationEndpoint = try endpoint("registration_endpoint")
+        if case .array(let values)? = json["grant_types_supported"] {
+            document.grantTypesSupported = values.compactMap { if case .string(let grant) = $0 { grant } else { nil } }
+        }
         document.clientIdMetadataDocumentSupported = json["client_id_metadata_document_supported"] == .bool(true)
         return document
     }

@@ -37,6 +37,15 @@ package struct IssuedToken: Sendable, Equatable {
         username = credentials.username
     }
 
+    /// A per-call token of a stored account (`TokenTarget`): the account's details with the token's
+    /// own value and expiry.
+    package init(_ token: TargetedToken, of credentials: OAuthCredentials, assumedLifetime: TimeInterval) {
+        self.init(credentials, assumedLifetime: assumedLifetime)
+        accessToken = token.accessToken
+        tokenType = token.tokenType
+        expiry = token.expiry(assumedLifetime: assumedLifetime)
+    }
+
     /// A token supplied through the environment: nothing is known about it but its instance URL.
     package init(_ supplied: SuppliedToken) {
         accessToken = supplied.accessToken

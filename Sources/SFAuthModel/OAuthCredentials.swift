@@ -84,6 +84,9 @@ public struct OAuthCredentials: Sendable, Equatable, Codable {
     /// in with `sfauth login --resource`: every refresh asks for it again, and its access token is
     /// sent only there (same origin, a path within the resource's). `nil` for any other account.
     public var resource: String?
+    /// Per-call tokens for other scopes, audiences or resources, obtained from this sign-in
+    /// (`TokenTarget`) and kept until they expire; `nil` when there are none.
+    public var targetedTokens: [TargetedToken]?
 
     /// Whether an access token issued without `expires_in` lasts until it is revoked — GitHub's
     /// OAuth-app tokens do ("OAuth app tokens do not expire"; docs.github.com, "Token expiration

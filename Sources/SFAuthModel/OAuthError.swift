@@ -8,13 +8,19 @@ public struct OAuthServerError: Sendable, Equatable, Codable {
     public var uri: String?
     /// The HTTP status of the response that carried the error; `nil` for a redirect.
     public var httpStatus: Int?
+    /// What helps, when the client knows better than the server's words: for a per-call target
+    /// the server refused, the sign-in that would grant it. Not part of the server's answer.
+    public var nextStep: Remedy?
+
+    private enum CodingKeys: String, CodingKey { case code, description, uri, httpStatus }
 
     /// Creates a server error.
-    public init(code: String, description: String? = nil, uri: String? = nil, httpStatus: Int? = nil) {
+    public init(code: String, description: String? = nil, uri: String? = nil, httpStatus: Int? = nil, nextStep: Remedy? = nil) {
         self.code = code
         self.description = description
         self.uri = uri
         self.httpStatus = httpStatus
+        self.nextStep = nextStep
     }
 
     /// Whether the error says the grant itself — the refresh token or the code — is no longer good,
@@ -27,6 +33,7 @@ public struct OAuthServerError: Sendable, Equatable, Codable {
 
     /// The next step of a refusal whose meaning is known (Salesforce's, Entra's), as a remedy.
     public var knownRemedy: Remedy? {
+        if let nextStep { return nextStep }
         if let refusal = salesforceRefusal { return .answerSalesforceRefusal(refusal) }
         return entraRefusal.map(Remedy.answerEntraRefusal)
     }

@@ -79,6 +79,9 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
     /// Sign in to the protected resource at this URL (starting from it), for these scopes when
     /// some are named (`nil`: the ones it asks for).
     case signInToResource(String, scopes: [String]?)
+    /// Sign `account` in again so that its sign-in grants `target` — with `scopes` (the account's
+    /// and the target's) — since the server gives it no other way.
+    case signInForTarget(account: String, grant: AuthType?, target: TokenTarget, scopes: [String]?)
 
     /// Signing `credentials`' account in again, the way it was signed in — for an account bound to
     /// a protected resource, starting from the resource again.
@@ -112,6 +115,7 @@ public enum Remedy: Sendable, Equatable, CustomStringConvertible {
         case .registerClient: return "Register a client at the provider and give its client id."
         case .registerClientAt(let issuer): return "Register a client at \(issuer) and give its client id."
         case .signInToResource(let resource, _): return "Sign in to \(resource) first."
+        case .signInForTarget(let account, _, let target, _): return "Sign \(account) in again for \(target.summary)."
         }
     }
 }

@@ -34,3 +34,36 @@ public struct TokenFreshness: Sendable, Equatable {
         !credentials.needsLogin && !credentials.isExpired(at: now, leeway: leeway, assumedLifetime: assumedLifetime)
     }
 }
+
+extension TokenFreshness {
+    /// How long before its expiry a token that lives `lifetime` seconds is renewed: the leeway (at
+    /// most half the lifetime), or `minimumValidity` when more is asked (`--min-valid`) — unless the
+    /// server's tokens never live that long, and then half their lifetime, so that asking the
+    /// impossible renews a token once in a while rather than on every call.
+    public func renewalMargin(lifetime: TimeInterval, minimumValidity: TimeInterval?) -> TimeInterval {
+        let fairLeeway = lifetime > 0 ? min(leeway, lifetime / 2) : leeway
+        guard let minimumValidity, minimumValidity > 0 else { return fairLeeway }
+        let reachable = lifetime > 0 && minimumValidity >= lifetime ? lifetime / 2 : minimumValidity
+        return max(fairLeeway, reachable)
+    }
+
+    /// Whether `credentials` can be used as they are at `now` and stay valid `minimumValidity`
+    /// seconds (as far as `renewalMargin` can promise it).
+    public func isUsable(_ credentials: OAuthCredentials, at now: Date, minimumValidity: TimeInterval?) -> Bool {
+        guard minimumValidity != nil else { return isUsable(credentials, at: now) }
+        if credentials.needsLogin { return false }
+        if credentials.accessTokenNeverExpires { return true }
+        return isUsable(
+            issuedAt: credentials.issuedAt, expiry: credentials.expiry(assumedLifetime: assumedLifetime), at: now, minimumValidity: minimumValidity)
+    }
+
+    /// Whether `token` can be used as it is at `now` and stay valid `minimumValidity` seconds.
+    public func isUsable(_ token: TargetedToken, at now: Date, minimumValidity: TimeInterval?) -> Bool {
+        isUsable(issuedAt: token.issuedAt, expiry: token.expiry(assumedLifetime: assumedLifetime), at: now, minimumValidity: minimumValidity)
+    }
+
+    private func isUsable(issuedAt: Date, expiry: Date, at now: Date, minimumValidity: TimeInterval?) -> Bool {
+        let margin = renewalMargin(lifetime: expiry.timeIntervalSince(issuedAt), minimumValidity: minimumValidity)
+        return expiry.timeIntervalSince(now) > margin
+    }
+}

@@ -44,6 +44,15 @@ struct CredentialFileReadingTests {
         credentials.recipe = SignInRecipe(
             grant: .browser, scopes: ["openid"], callbackHost: "localhost", callbackPort: 1717, callbackPath: "/cb",
             parameters: [.init(name: "prompt", value: "login")], username: "user@example.com")
+        credentials.targetedTokens = [
+            TargetedToken(
+                target: TokenTarget(scopes: ["read"], audience: "api", resource: "https://api.example/"), accessToken: "at-read",
+                tokenType: "Bearer", issuedAt: Date(timeIntervalSince1970: 1_700_000_100), expiresAt: Date(timeIntervalSince1970: 1_700_000_700),
+                scopes: ["read"], obtainedBy: .exchange),
+            TargetedToken(
+                target: TokenTarget(scopes: ["write"]), accessToken: "at-write", tokenType: "Bearer",
+                issuedAt: Date(timeIntervalSince1970: 1_700_000_100), expiresAt: nil, scopes: nil, obtainedBy: .refresh),
+        ]
         return credentials
     }
 

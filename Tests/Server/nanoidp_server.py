@@ -53,6 +53,10 @@ CONFIDENTIAL_SECRET = "sfauth-confidential-secret"
 BASIC_CLIENT = "sfauth-confidential-basic"
 BASIC_SECRET = "sfauth-confidential-basic-secret"
 AUDIENCE = "sfauth-nanoidp-api"
+# public, with RFC 8707 resources it may ask for (at /authorize and on refresh; issue 20's per-call targets).
+# Its refresh tokens rotate like every client's here (refresh_token_rotation below).
+RESOURCE_CLIENT = "sfauth-resource-cli"
+ALLOWED_RESOURCES = ["https://api.example/", "https://other.example/"]
 USERS = {
     "alice": {"password": "alice-password", "email": "alice@example.test"},
     "bob": {"password": "bob-password", "email": "bob@example.test"},
@@ -147,6 +151,11 @@ def write_config(port):
                  "token_endpoint_auth_method": "client_secret_basic",
                  "redirect_uris": REDIRECT_URIS, "allowed_scopes": SCOPES,
                  "description": "sfauth: confidential client, HTTP Basic"},
+                {"client_id": RESOURCE_CLIENT, "token_endpoint_auth_method": "none",
+                 "redirect_uris": REDIRECT_URIS, "allowed_scopes": SCOPES,
+                 # an empty list would allow any absolute URI: a list makes another resource invalid_target
+                 "allowed_resources": ALLOWED_RESOURCES,
+                 "description": "sfauth: public client with resource indicators (RFC 8707)"},
                 {"client_id": RESOURCE_SERVER, "client_secret": RESOURCE_SERVER_SECRET,
                  "token_endpoint_auth_method": "client_secret_basic", "allowed_scopes": [],
                  "description": "the API: introspects access tokens"},
@@ -191,6 +200,7 @@ def env_lines(port, issuer, pid):
         "CLIENT_ID": PUBLIC_CLIENT,
         "CONFIDENTIAL_CLIENT_ID": CONFIDENTIAL_CLIENT, "CONFIDENTIAL_CLIENT_SECRET": CONFIDENTIAL_SECRET,
         "BASIC_CLIENT_ID": BASIC_CLIENT, "BASIC_CLIENT_SECRET": BASIC_SECRET,
+        "RESOURCE_CLIENT_ID": RESOURCE_CLIENT, "ALLOWED_RESOURCES": " ".join(ALLOWED_RESOURCES),
         "RESOURCE_SERVER_ID": RESOURCE_SERVER, "RESOURCE_SERVER_SECRET": RESOURCE_SERVER_SECRET,
         "USERNAME": "alice", "PASSWORD": USERS["alice"]["password"], "EMAIL": USERS["alice"]["email"],
         "BOB_PASSWORD": USERS["bob"]["password"],

@@ -3,8 +3,9 @@ import SFAuth
 
 /// The token endpoint's answer (`TokenResponse.decode`) with fuzzed status, content type and body,
 /// and everything sfauth does with a token response it accepted: credentials for a Salesforce and
-/// an OpenID Connect server, a refresh on top of them, expiry arithmetic, and the stored record's
-/// JSON round trip.
+/// an OpenID Connect server, a refresh on top of them, expiry arithmetic, the checks of a per-call
+/// token (its `aud` read from a JWT, its scopes against those asked), and the stored record's JSON
+/// round trip with that token kept in it.
 ///
 /// Input: an HTTP response (`FuzzInput.response`), e.g. `200\ncontent-type: application/json\n\n{…}`.
 @Sendable func fuzzTokenResponse(_ data: UnsafeRawBufferPointer) {
@@ -24,11 +25,32 @@ import SFAuth
             redirectURI: "http://localhost:1717/OauthRedirect", obtainedBy: .browser, now: fuzzNow)
         exerciseExpiry(credentials)
         // A refresh an hour later with the same answer, and a stored account refreshed by it.
-        let refreshed = credentials.refreshed(with: token, now: fuzzNow.addingTimeInterval(3600))
+        var refreshed = credentials.refreshed(with: token, now: fuzzNow.addingTimeInterval(3600))
         exerciseExpiry(refreshed)
+        refreshed.targetedTokens = perCallTokens(from: token, server: server)
         roundTrip(refreshed)
         _ = refreshed.displayLabel
     }
+}
+
+/// The answer checked as a per-call token for each kind of target, and kept as one where it passed.
+private func perCallTokens(from token: TokenResponse, server: AuthorizationServer) -> [TargetedToken] {
+    _ = TargetCheck.audiences(of: token.accessToken)
+    let targets = [
+        TokenTarget(scopes: ["read"]), TokenTarget(audience: "api"), TokenTarget(resource: "https://api.example/"),
+        TokenTarget(scopes: token.scopes, resource: "api://orders"),
+    ]
+    var kept: [TargetedToken] = []
+    for target in targets {
+        guard let plan = try? TargetPlan.make(target: target, server: server, offersExchange: true, forceExchange: false),
+            TargetCheck.problem(with: token, for: plan) == nil
+        else { continue }
+        kept.append(
+            TargetedToken(
+                target: target, accessToken: token.accessToken, tokenType: token.tokenType, issuedAt: fuzzNow,
+                expiresAt: token.expiresIn.map { fuzzNow.addingTimeInterval($0) }, scopes: token.scopes, obtainedBy: .refresh))
+    }
+    return kept
 }
 
 private func exerciseExpiry(_ credentials: OAuthCredentials) {

@@ -44,11 +44,11 @@ public struct TokenSource: Sendable {
         public var freshness: TokenFreshness { TokenFreshness(leeway: leeway, assumedLifetime: assumedLifetime) }
     }
 
-    private let store: any CredentialStore
-    private let httpClient: any HTTPClient
+    let store: any CredentialStore
+    let httpClient: any HTTPClient
     /// When tokens count as expired, and what renews them besides a refresh token.
     public let options: Options
-    private let clock: any AuthClock
+    let clock: any AuthClock
 
     /// Creates a token source. The HTTP client is used only when a refresh is needed (`CurlHTTPClient`
     /// loads libcurl on its first request, so a valid stored token costs no library loading).
@@ -80,36 +80,54 @@ public struct TokenSource: Sendable {
     ///   - account: the account's identifier; `nil` (the default) for the default account.
     ///   - forceRefresh: refresh even if the stored token looks valid (e.g. the API just
     ///     rejected it).
+    ///   - minimumValidity: renew first unless the token stays valid this long (`--min-valid`), as
+    ///     far as the server's token lifetime allows (`TokenFreshness.renewalMargin`). Default: `nil`.
     /// - Throws: `OAuthError.loginRequired` when nothing is stored, the account needs a new login,
     ///   or there is no refresh token; `.network`/`.invalidServerResponse` when a refresh could not
     ///   be completed (nothing stored changes); `.tokenRequestRejected` for other refusals;
     ///   `.idTokenRejected` when the refreshed ID token fails OIDC Core §12.2 (only the rotated
     ///   refresh token is stored then).
-    public func credentials(account: String? = nil, forceRefresh: Bool = false) async throws(OAuthError) -> OAuthCredentials {
+    public func credentials(account: String? = nil, forceRefresh: Bool = false, minimumValidity: TimeInterval? = nil) async throws(OAuthError)
+        -> OAuthCredentials
+    {
         let stored = try load(account)
-        if !forceRefresh && isUsable(stored) { return stored }
+        if !forceRefresh && isUsable(stored, minimumValidity: minimumValidity) { return stored }
         try requireRefreshable(stored)
 
         let lock = try await store.lock(account: stored.identifier)
         defer { withExtendedLifetime(lock) {} }
+        return try await renewedUnderLock(stored, forceRefresh: forceRefresh, minimumValidity: minimumValidity)
+    }
 
+    /// Whether `credentials` can be used as they are and stay valid `minimumValidity` seconds
+    /// (`--min-valid`; as far as the server's token lifetime allows: `TokenFreshness.renewalMargin`).
+    public func isUsable(_ credentials: OAuthCredentials, minimumValidity: TimeInterval?) -> Bool {
+        options.freshness.isUsable(credentials, at: clock.now(), minimumValidity: minimumValidity)
+    }
+
+    /// The account's own token renewed, with its lock held: `stored` is what was read before the
+    /// lock was taken.
+    func renewedUnderLock(_ stored: OAuthCredentials, forceRefresh: Bool, minimumValidity: TimeInterval?) async throws(OAuthError)
+        -> OAuthCredentials
+    {
         // Another thread or process may have refreshed while we waited for the lock: adopt its token
-        // unless it has actually expired. (Within the leeway is good enough here: refreshing again
-        // would retire the token the other process just handed out.)
+        // unless it has actually expired (or would not last as long as asked). Within the leeway is
+        // good enough here: refreshing again would retire the token the other process just handed out.
         let current = try load(stored.identifier)
-        if current.accessToken != stored.accessToken && !current.needsLogin
+        let lastsLongEnough = minimumValidity == nil || isUsable(current, minimumValidity: minimumValidity)
+        if current.accessToken != stored.accessToken && !current.needsLogin && lastsLongEnough
             && !current.isExpired(at: clock.now(), leeway: 0, assumedLifetime: options.assumedLifetime)
         {
             return current
         }
-        if !forceRefresh && isUsable(current) { return current }
+        if !forceRefresh && isUsable(current, minimumValidity: minimumValidity) { return current }
         try requireRefreshable(current)
         return try await refresh(current)
     }
 
     // MARK: - Steps
 
-    private func load(_ account: String?) throws(OAuthError) -> OAuthCredentials {
+    func load(_ account: String?) throws(OAuthError) -> OAuthCredentials {
         if let account {
             guard let credentials = try store.load(identifier: account) else {
                 throw .loginRequired(Problem("\(account) is no longer stored.", remedy: .signIn(account: nil, grant: nil)))
@@ -128,7 +146,7 @@ public struct TokenSource: Sendable {
         throw .loginRequired(Problem("Not signed in: no account is stored.", remedy: .signIn(account: nil, grant: nil)))
     }
 
-    private func requireRefreshable(_ credentials: OAuthCredentials) throws(OAuthError) {
+    func requireRefreshable(_ credentials: OAuthCredentials) throws(OAuthError) {
         if credentials.needsLogin {
             throw .loginRequired(
                 Problem(
@@ -164,50 +182,25 @@ public struct TokenSource: Sendable {
     /// One refresh grant (RFC 6749 §6), under the account's lock. The new credentials — with a rotated
     /// refresh token — are stored before they are returned; a rejected refresh token marks the
     /// account as needing a login; a transient failure changes nothing.
-    private func refresh(_ credentials: OAuthCredentials) async throws(OAuthError) -> OAuthCredentials {
+    func refresh(_ credentials: OAuthCredentials) async throws(OAuthError) -> OAuthCredentials {
         let usedRefreshToken = try store.refreshToken(of: credentials)
-        let httpResponse: HTTPResponse
-        var clientAuthentication = credentials.clientAuthentication
+        let sent: SentRefresh
         if let refreshToken = usedRefreshToken {
-            var client = ClientConfiguration(clientId: credentials.clientId, clientSecret: try renewalSecret(of: credentials))
-            client.authentication = credentials.clientAuthentication ?? .post
-            client.resource = credentials.resource
-            let sent = try await httpClient.sendAuthenticating(client) { client in
-                TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint, client: client)
-            }
-            httpResponse = sent.response
-            if sent.client.authentication == .basic { clientAuthentication = .basic }
+            sent = try await sendRefresh(of: credentials, refreshToken: refreshToken, parameters: nil)
         } else {
-            httpResponse = try await httpClient.sendForOAuth(try await renewalRequest(for: credentials))
+            sent = SentRefresh(
+                response: try await httpClient.sendForOAuth(try await renewalRequest(for: credentials)), current: credentials,
+                clientAuthentication: credentials.clientAuthentication)
         }
-        // A server that rotates refresh tokens has retired the old one the moment it answers: the new
-        // one is stored before anything else is read from the answer, or could fail.
-        var current = credentials
-        if let rotated = TokenResponse.rotatedRefreshToken(in: httpResponse), rotated != usedRefreshToken {
-            current.refreshToken = rotated
-            // The old token's expiry is not the new one's; the answer, once read, may say it.
-            current.refreshTokenExpiry = nil
-            current = try store.update(current)
-        }
+        let httpResponse = sent.response
+        let current = sent.current
+        let clientAuthentication = sent.clientAuthentication
         let response: TokenResponse
         do {
             response = try TokenResponse.decode(
                 Self.readingEmptyRefusal(httpResponse, refreshing: usedRefreshToken != nil), endpoint: credentials.server.tokenEndpoint)
         } catch .tokenRequestRejected(let error) where error.rejectsTheGrant || Self.forgotRegisteredClient(error, of: credentials) {
-            if error.description?.contains("already being processed") == true {
-                // Salesforce: a refresh with this token is running elsewhere (another machine). Not our token's fault.
-                throw .invalidServerResponse(
-                    Problem(
-                        "the server is already processing a refresh for \(credentials.displayLabel)",
-                        remedy: .tryAgainLater))
-            }
-            var rejected = credentials
-            rejected.status = .loginRequired
-            try store.update(rejected)
-            let explanation = error.providerExplanation.map { " " + $0 } ?? ""
-            throw .loginRequired(
-                Problem(
-                    "The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)).\(explanation)", remedy: .signIn(credentials)))
+            throw try signInRejected(error, of: credentials)
         }
         var refreshed = current.refreshed(with: response, now: clock.now(), sentRefreshToken: usedRefreshToken)
         refreshed.clientAuthentication = clientAuthentication
@@ -222,6 +215,61 @@ public struct TokenSource: Sendable {
         }
         try store.update(refreshed)
         return refreshed
+    }
+
+    /// The error to end with when the server refused the refresh token itself (or forgot the client
+    /// it was issued to): the account is marked as needing a new sign-in first — unless the refusal
+    /// only says that a refresh is running elsewhere.
+    func signInRejected(_ error: OAuthServerError, of credentials: OAuthCredentials) throws(OAuthError) -> OAuthError {
+        if error.description?.contains("already being processed") == true {
+            // Salesforce: a refresh with this token is running elsewhere (another machine). Not our token's fault.
+            return .invalidServerResponse(
+                Problem("the server is already processing a refresh for \(credentials.displayLabel)", remedy: .tryAgainLater))
+        }
+        var rejected = credentials
+        rejected.status = .loginRequired
+        try store.update(rejected)
+        let explanation = error.providerExplanation.map { " " + $0 } ?? ""
+        return .loginRequired(
+            Problem(
+                "The sign-in of \(credentials.displayLabel) is no longer valid (\(error.summary)).\(explanation)", remedy: .signIn(credentials)))
+    }
+
+    /// A refresh grant's answer, and the account as it stands once a rotated refresh token in it
+    /// was stored.
+    struct SentRefresh {
+        var response: HTTPResponse
+        var current: OAuthCredentials
+        var clientAuthentication: ClientAuthentication?
+    }
+
+    /// Sends a refresh grant for `credentials` with `refreshToken` — for the account's own token
+    /// (`parameters` `nil`: its `resource`, if bound to one), or with a per-call target's
+    /// `parameters` — and stores a rotated refresh token before anything else is read from the
+    /// answer: a server that rotates refresh tokens has retired the old one the moment it answers.
+    func sendRefresh(of credentials: OAuthCredentials, refreshToken: String, parameters: [(String, String)]?) async throws(OAuthError)
+        -> SentRefresh
+    {
+        var client = ClientConfiguration(clientId: credentials.clientId, clientSecret: try renewalSecret(of: credentials))
+        client.authentication = credentials.clientAuthentication ?? .post
+        client.resource = credentials.resource
+        let sent = try await httpClient.sendAuthenticating(client) { client in
+            if let parameters {
+                return TokenRequest.refresh(
+                    refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint, client: client, parameters: parameters)
+            }
+            return TokenRequest.refresh(refreshToken: refreshToken, tokenEndpoint: credentials.server.tokenEndpoint, client: client)
+        }
+        var clientAuthentication = credentials.clientAuthentication
+        if sent.client.authentication == .basic { clientAuthentication = .basic }
+        var current = credentials
+        if let rotated = TokenResponse.rotatedRefreshToken(in: sent.response), rotated != refreshToken {
+            current.refreshToken = rotated
+            // The old token's expiry is not the new one's; the answer, once read, may say it.
+            current.refreshTokenExpiry = nil
+            current = try store.update(current)
+        }
+        return SentRefresh(response: sent.response, current: current, clientAuthentication: clientAuthentication)
     }
 
     /// The request that renews `credentials` without a refresh token: a new JWT bearer assertion, or
@@ -245,7 +293,7 @@ public struct TokenSource: Sendable {
     /// The client secret a refresh of `credentials` carries: the one kept with the account, else the
     /// one given in `options` when the account signed in with that very secret (its binding); `nil`
     /// for a public client. A secret bound to another client never goes to this account's server.
-    private func renewalSecret(of credentials: OAuthCredentials) throws(OAuthError) -> String? {
+    func renewalSecret(of credentials: OAuthCredentials) throws(OAuthError) -> String? {
         if let kept = try store.clientSecret(of: credentials) { return kept }
         guard credentials.clientSecretBinding != nil, let given = options.clientSecret, credentials.accepts(clientSecret: given) else {
             return nil
@@ -256,7 +304,7 @@ public struct TokenSource: Sendable {
     /// Whether the server refused the refresh because it no longer knows the client — one it
     /// registered for a protected resource's account (RFC 7591), which servers may forget: only a
     /// new sign-in (which registers again) helps.
-    private static func forgotRegisteredClient(_ error: OAuthServerError, of credentials: OAuthCredentials) -> Bool {
+    static func forgotRegisteredClient(_ error: OAuthServerError, of credentials: OAuthCredentials) -> Bool {
         credentials.resource != nil && error.code == "invalid_client"
     }
 
@@ -264,7 +312,7 @@ public struct TokenSource: Sendable {
     /// revoked one) instead of RFC 6749 §5.2's `invalid_grant`. For a refresh grant the refresh
     /// token is the only thing that can be wrong, so such an answer is read as that error: only a
     /// new sign-in helps, and "try again later" would send the user round in circles.
-    private static func readingEmptyRefusal(_ response: HTTPResponse, refreshing: Bool) -> HTTPResponse {
+    static func readingEmptyRefusal(_ response: HTTPResponse, refreshing: Bool) -> HTTPResponse {
         guard refreshing, response.status == 400, response.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D })
         else { return response }
         let body = #"{"error":"invalid_grant","error_description":"the server refused the refresh token (HTTP 400 with an empty body)"}"#

@@ -27,10 +27,19 @@ package struct ConfigurationLayer: Sendable, Equatable {
     /// a parameter must not be sent twice).
     package mutating func addParameter(name: String, value: String, from source: ConfigurationSource) {
         let parameter = Sourced(AuthorizationParameter(name: name, value: value), from: source)
-        if let index = parameters.firstIndex(where: { $0.value.name == name }) {
-            parameters[index] = parameter
-        } else {
+        guard let index = parameters.firstIndex(where: { $0.value.name == name }) else {
             parameters.append(parameter)
+            return
+        }
+        if parameters[index].source == source {
+            // Repeated where it was given (`--param resource=A --param resource=B`): RFC 8707 asks for
+            // several resources by repeating the parameter, so every value is kept, in order.
+            let last = parameters.lastIndex(where: { $0.value.name == name }) ?? index
+            parameters.insert(parameter, at: last + 1)
+        } else {
+            // A higher layer's value replaces every value of a lower one, in place of the first.
+            parameters.removeAll { $0.value.name == name && $0.source != source }
+            parameters.insert(parameter, at: min(index, parameters.count))
         }
     }
 

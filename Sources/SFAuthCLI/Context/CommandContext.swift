@@ -86,10 +86,73 @@ package struct CommandContext: Sendable {
     ///   - forceRefresh: renew even if the stored token looks valid.
     ///   - resource: the protected resource the token is for (`--resource`): the account bound to it.
     package func accessToken(account: String?, resource: String? = nil, forceRefresh: Bool = false) async throws(OAuthError) -> IssuedToken {
-        if !forceRefresh, let usable = usableToken(account: account, resource: resource) { return usable }
-        if let supplied = settings.suppliedToken { return IssuedToken(supplied) }
+        try await accessToken(account: account, resource: resource, wanted: WantedToken(target: TokenTarget(), forceRefresh: forceRefresh))
+    }
+
+    /// A usable access token for `account` as `wanted` says: the account's own (as above), or one for
+    /// a per-call target obtained from its sign-in, lasting `--min-valid` where the server allows.
+    ///
+    /// `resource` picks the account bound to it (`sfauth login --resource`); with an `account` that
+    /// is not bound to it, it is a per-call target of that account instead.
+    package func accessToken(account: String?, resource: String?, wanted: WantedToken) async throws(OAuthError) -> IssuedToken {
+        var perCallResource = false
+        if let resource { perCallResource = try isPerCall(resource, account: account, store: try accountStore()) }
+        if wanted.isPlain && !perCallResource {
+            if !wanted.forceRefresh, let usable = usableToken(account: account, resource: resource) { return usable }
+            if let supplied = settings.suppliedToken { return IssuedToken(supplied) }
+            let accounts = try accounts()
+            return try await accounts.token(
+                for: try accounts.store.identifier(selectedBy: account, resource: resource), forceRefresh: wanted.forceRefresh)
+        }
+        if let supplied = settings.suppliedToken {
+            guard wanted.target.isEmpty && !wanted.forceExchange && resource == nil else {
+                throw .configuration(
+                    "\(settings.name("ACCESS_TOKEN")) is set: a token for another scope, audience or resource needs a stored account; unset it")
+            }
+            return IssuedToken(supplied)
+        }
         let accounts = try accounts()
-        return try await accounts.token(for: try accounts.store.identifier(selectedBy: account, resource: resource), forceRefresh: forceRefresh)
+        var target = wanted.target
+        let identifier: String?
+        if let resource, perCallResource {
+            identifier = try accounts.store.identifier(selectedBy: account)
+            try TokenTarget.requireValidResource(resource)
+            target.resource = resource
+        } else {
+            identifier = try accounts.store.identifier(selectedBy: account, resource: resource)
+        }
+        if target.isEmpty && wanted.forceExchange {
+            throw .configuration("--exchange needs --audience, --resource or --scope: what the token is exchanged for")
+        }
+        if target.isEmpty {
+            let credentials = try await accounts.source.credentials(
+                account: identifier, forceRefresh: wanted.forceRefresh, minimumValidity: wanted.minimumValidity)
+            return IssuedToken(credentials, assumedLifetime: accounts.source.options.assumedLifetime)
+        }
+        let discovery = DiscoveryClient(httpClient: try httpClient(), cacheDirectory: DiscoveryClient.cacheDirectory(environment: environment))
+        let targeted = try await accounts.source.token(
+            for: target, account: identifier, forceExchange: wanted.forceExchange, forceRenewal: wanted.forceRefresh,
+            minimumValidity: wanted.minimumValidity
+        ) { credentials in
+            guard let issuer = credentials.server.issuer else { return false }
+            return (try? await discovery.discover(issuer: issuer))?.offersTokenExchange ?? false
+        }
+        return IssuedToken(targeted.token, of: targeted.credentials, assumedLifetime: accounts.source.options.assumedLifetime)
+    }
+
+    /// Whether `--resource` asks `account` (`nil`: the default) for a per-call token: the account
+    /// named is not bound to it, or it is no web URL (Entra's `api://…`), to which no account is
+    /// bound. Otherwise it picks the account bound to it.
+    package func isPerCall(_ resource: String, account: String?, store: FileCredentialStore) throws(OAuthError) -> Bool {
+        guard TokenTarget.isWebResource(resource) else { return true }
+        guard let account else { return false }
+        return !(try store.isBound(account, to: resource))
+    }
+
+    /// What `--min-valid` makes a command say on standard error about `token`: that it does not last
+    /// as long as asked (the server's tokens do not live that long); `nil` otherwise.
+    package func minimumValidityNotice(for token: IssuedToken, wanted: WantedToken) -> String? {
+        wanted.shortfall(of: token, now: Date()).map { "sfauth: \($0)." }
     }
 
     /// The token to hand out as it is, found exactly as the front end finds it (`StoredTokenLookup`:
@@ -165,6 +228,13 @@ extension FileCredentialStore {
                 Problem("No account is bound to \(TerminalText.escaped(resource)).", remedy: .signInToResource(resource, scopes: nil)))
         }
         return identifier
+    }
+
+    /// Whether the account `name` selects is bound to `resource` (or to a resource that covers it).
+    package func isBound(_ name: String, to resource: String) throws(OAuthError) -> Bool {
+        let identifier = try AccountResolver(store: self).identifier(for: name)
+        guard let bound = try load(identifier: identifier)?.resource else { return false }
+        return ProtectedResource.isSame(bound, resource) || ProtectedResource.covers(resource, resource: bound)
     }
 
     /// The account a helper's configuration is to name — the one `name` selects, else the default

@@ -46,6 +46,8 @@ package enum SFAuthWords {
             return "Register a client at \(issuer) yourself (redirect URI http://127.0.0.1:PORT/callback) and give --client-id and --port."
         case .signInToResource(let resource, let scopes):
             return "Run `\(resourceSignInCommand(resource, scopes: scopes))`."
+        case .signInForTarget(let account, let grant, let target, let scopes):
+            return "Run `\(targetSignInCommand(account: account, grant: grant, target: target, scopes: scopes))` to sign in for it."
         case .tryAgain, .tryAgainLater:
             return remedy.description
         case .forgetLocally(let account):
@@ -86,6 +88,17 @@ package enum SFAuthWords {
     package static func resourceSignInCommand(_ resource: String, scopes: [String]?) -> String {
         let scope = scopes.map { " --scope \(quoted($0.joined(separator: " ")))" } ?? ""
         return "sfauth login --resource \(quoted(resource))\(scope)"
+    }
+
+    /// The command whose sign-in grants a per-call target: a protected resource's own sign-in for a
+    /// resource; else the account's, with the scopes and the audience (as the authorization
+    /// request's `audience`, which Auth0 and others read) asked for.
+    package static func targetSignInCommand(account: String, grant: AuthType?, target: TokenTarget, scopes: [String]?) -> String {
+        if let resource = target.resource, target.audience == nil { return resourceSignInCommand(resource, scopes: target.scopes) }
+        var command = signInCommand(account: account, grant: grant)
+        if let scopes, !scopes.isEmpty { command += " --scope \(quoted(scopes.joined(separator: " ")))" }
+        if let audience = target.audience { command += " --param \(quoted("audience=" + audience))" }
+        return command
     }
 
     /// The command that signs `credentials`' account in again.

@@ -48,6 +48,13 @@ extension CredentialFile {
         credentials.clientAuthentication = try record.optionalEnumeration("clientAuthentication", ClientAuthentication.self)
         credentials.resource = try record.optionalString("resource")
         credentials.recipe = try record.optionalObject("recipe").map(readRecipe)
+        credentials.targetedTokens = try record.optionalArray("targetedTokens").map { elements throws(Unreadable) in
+            var tokens: [TargetedToken] = []
+            for (index, element) in elements.enumerated() {
+                tokens.append(try readTargetedToken(try RecordObject(element, path: record.path(of: "targetedTokens") + ".\(index)")))
+            }
+            return tokens
+        }
         return credentials
     }
 
@@ -64,6 +71,19 @@ extension CredentialFile {
         )
         server.issuerInAuthorizationResponse = try object.optionalBool("issuerInAuthorizationResponse")
         return server
+    }
+
+    private static func readTargetedToken(_ object: RecordObject) throws(Unreadable) -> TargetedToken {
+        let stored = try object.object("target")
+        var target = TokenTarget()  // member by member, as the synthesized decoder reads it
+        target.scopes = try stored.optionalStrings("scopes")
+        target.audience = try stored.optionalString("audience")
+        target.resource = try stored.optionalString("resource")
+        return TargetedToken(
+            target: target,
+            accessToken: try object.string("accessToken"), tokenType: try object.string("tokenType"),
+            issuedAt: try object.date("issuedAt"), expiresAt: try object.optionalDate("expiresAt"),
+            scopes: try object.optionalStrings("scopes"), obtainedBy: try object.enumeration("obtainedBy", TargetRoute.self))
     }
 
     private static func readJWTBearerRenewal(_ object: RecordObject) throws(Unreadable) -> JWTBearerRenewal {
@@ -157,6 +177,16 @@ private struct RecordObject {
     func array(_ key: String) throws(CredentialFile.Unreadable) -> [JSONValue] {
         guard case .array(let elements) = try required(key) else { throw wrongType(key) }
         return elements
+    }
+
+    func optionalArray(_ key: String) throws(CredentialFile.Unreadable) -> [JSONValue]? {
+        guard optional(key) != nil else { return nil }
+        return try array(key)
+    }
+
+    func optionalStrings(_ key: String) throws(CredentialFile.Unreadable) -> [String]? {
+        guard optional(key) != nil else { return nil }
+        return try strings(key)
     }
 
     func strings(_ key: String) throws(CredentialFile.Unreadable) -> [String] {

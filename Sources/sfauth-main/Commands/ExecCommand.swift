@@ -24,8 +24,14 @@ struct ExecCommand: SFAuthSubcommand {
     @Option(help: ArgumentHelp("The account: alias, username, email or identifier. Default: the default account.", valueName: "account"))
     var account: String?
 
-    @Option(help: ArgumentHelp("The token of the account bound to this protected resource (sfauth login --resource).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The token of the account bound to this protected resource (sfauth login --resource); with --account A not bound to it, a token for it from A's sign-in.",
+            valueName: "url"))
     var resource: String?
+
+    @OptionGroup(title: "Per-call tokens")
+    var targetOptions: TargetOptions
 
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The command and its arguments, after --.", valueName: "command"))
     var command: [String] = []
@@ -40,7 +46,9 @@ struct ExecCommand: SFAuthSubcommand {
     private var arguments: [String] { command.first == "--" ? Array(command.dropFirst()) : command }
 
     func run(in context: CommandContext) async throws {
-        let token = try await context.accessToken(account: account, resource: resource)
+        let wanted = targetOptions.wanted()
+        let token = try await context.accessToken(account: account, resource: resource, wanted: wanted)
+        if let notice = context.minimumValidityNotice(for: token, wanted: wanted) { StandardError.line(notice) }
         CommandLauncher.become(
             arguments,
             environment: CommandEnvironment.forCommand(

@@ -40,10 +40,19 @@ struct GitCredentialCommand: SFAuthSubcommand {
     @Option(help: ArgumentHelp("A host to answer for: https://host[:port], http://host:port or host[:port] (https); repeatable.", valueName: "host"))
     var host: [String] = []
 
+    @Option(
+        name: .customLong("min-valid"),
+        help: ArgumentHelp(
+            "Renew the token first unless it stays valid this long (90s, 10m, 1h), for a long fetch or push.", valueName: "duration"))
+    var minValid: String?
+
     @Argument(help: ArgumentHelp("What git asks: get, store or erase.", valueName: "operation"))
     var operation: String
 
     func validate() throws {
+        if let minValid, WantedToken.duration(minValid) == nil {
+            throw ValidationError("--min-valid takes a duration such as 90s, 10m or 1h (at most 7d), not '\(minValid)'.")
+        }
         if host.isEmpty { throw ValidationError("Give the hosts to answer for with --host (sfauth setup-git writes them).") }
     }
 
@@ -61,7 +70,8 @@ struct GitCredentialCommand: SFAuthSubcommand {
                         + "is not that server's, and any sign-in may change the default: name the account for this host with "
                         + "`sfauth setup-git --host \(requested.url) --account NAME`")
             }
-            print(try await Self.answer(account: account, in: context), terminator: "")
+            let wanted = WantedToken(target: TokenTarget(), minimumValidity: minValid.flatMap(WantedToken.duration))
+            print(try await Self.answer(account: account, wanted: wanted, in: context), terminator: "")
         case "erase":
             guard account != nil || Self.defaultAccount(foreignTo: requested, in: context) == nil else { return }
             await Self.renew(refused: attributes["password"], account: account, in: context)
@@ -82,9 +92,10 @@ struct GitCredentialCommand: SFAuthSubcommand {
 
     /// The answer to `get`; when there is none, `quit=1` (so git stops instead of asking for a
     /// password) and the failure.
-    private static func answer(account: String?, in context: CommandContext) async throws(CommandFailure) -> String {
+    private static func answer(account: String?, wanted: WantedToken, in context: CommandContext) async throws(CommandFailure) -> String {
         do {
-            let token = try await context.accessToken(account: account)
+            let token = try await context.accessToken(account: account, resource: nil, wanted: wanted)
+            if let notice = context.minimumValidityNotice(for: token, wanted: wanted) { StandardError.line(notice) }
             return GitCredential.answer(username: token.username ?? GitCredential.defaultUsername, password: token.accessToken, expiry: token.expiry)
         } catch {
             print(GitCredential.quit, terminator: "")

@@ -31,27 +31,37 @@ struct KubeCredentialCommand: SFAuthSubcommand {
     @Option(help: ArgumentHelp("The account: an alias, username, email or identifier. Default: the default account.", valueName: "account"))
     var account: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The token of the account bound to this protected resource; with --account A not bound to it, a token for it from A's sign-in.",
+            valueName: "url"))
+    var resource: String?
+
+    @OptionGroup(title: "Per-call tokens")
+    var targetOptions: TargetOptions
+
     func run(in context: CommandContext) async throws {
         let request = try ExecCredential.Request(environment: context.environment)
-        let token = try await Self.token(account: account, interactive: request.interactive ?? true, in: context)
+        let wanted = targetOptions.wanted()
+        let token = try await token(wanted, interactive: request.interactive ?? true, in: context)
         print(ExecCredential.render(apiVersion: request.apiVersion, token: token.accessToken, expiry: token.expiry))
+        if let notice = context.minimumValidityNotice(for: token, wanted: wanted) { StandardError.line(notice) }
     }
 
-    /// The account's token; when only a new sign-in helps and a person is there (kubectl's
+    /// The token `wanted`; when only a new sign-in helps and a person is there (kubectl's
     /// `interactive`, and a terminal), after signing the account in again — one sign-in at a time.
-    private static func token(account: String?, interactive: Bool, in context: CommandContext) async throws(OAuthError) -> IssuedToken {
-        if let usable = context.usableToken(account: account) { return usable }
-        let accounts = try context.accounts()
-        let identifier = try accounts.store.identifier(selectedBy: account)
+    private func token(_ wanted: WantedToken, interactive: Bool, in context: CommandContext) async throws(OAuthError) -> IssuedToken {
         do {
-            return try await accounts.token(for: identifier)
+            return try await context.accessToken(account: account, resource: resource, wanted: wanted)
         } catch .loginRequired(let problem) {
+            let accounts = try context.accounts()
+            let identifier = try accounts.store.identifier(selectedBy: account, resource: resource)
             guard interactive, InteractiveSignIn.terminalAvailable(), let stored = try accounts.store.credentials(of: identifier) else {
                 throw .loginRequired(problem)
             }
             let signIn = InteractiveSignIn(store: accounts.store, executablePath: context.executablePath)
             return try await signIn.withSignIn(of: stored) { () async throws(OAuthError) in
-                try await accounts.token(for: stored.identifier)
+                try await context.accessToken(account: stored.identifier, resource: resource, wanted: wanted)
             }
         }
     }

@@ -21,6 +21,7 @@ struct KubeconfigCommand: SFAuthSubcommand {
             Examples:
               sfauth kubeconfig --account work --set-credentials sfauth-work | sh
               kubectl config set-context --current --user sfauth-work
+              sfauth kubeconfig --account work --audience prod-cluster --min-valid 5m --name sfauth-prod
             """
     )
 
@@ -33,13 +34,24 @@ struct KubeconfigCommand: SFAuthSubcommand {
     @Option(help: ArgumentHelp("Print the kubectl config set-credentials command that writes the user with this name.", valueName: "name"))
     var setCredentials: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Have kube-credential give a token for this resource from the account's sign-in (a cluster that checks its own audience).",
+            valueName: "url"))
+    var resource: String?
+
+    @OptionGroup(title: "Per-call tokens (written into the exec arguments)")
+    var targetOptions: TargetOptions
+
     func validate() throws {
         if name != nil && setCredentials != nil { throw ValidationError("Give --name or --set-credentials, not both.") }
     }
 
     func run(in context: CommandContext) throws {
         let chosen = try context.accounts().store.accountForConfiguration(named: account)
-        let arguments = ["kube-credential", "--account", chosen.identifier]
+        var arguments = ["kube-credential", "--account", chosen.identifier]
+        if let resource { arguments += ["--resource", resource] }
+        arguments += targetOptions.arguments
         if let setCredentials {
             print(ExecCredential.setCredentialsCommand(user: setCredentials, command: context.executablePath, arguments: arguments))
         } else if let name {

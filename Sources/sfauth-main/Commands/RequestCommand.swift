@@ -37,8 +37,14 @@ struct RequestCommand: SFAuthSubcommand {
     @Option(help: ArgumentHelp("The account: alias, username, email or identifier. Default: the default account.", valueName: "account"))
     var account: String?
 
-    @Option(help: ArgumentHelp("Use the account bound to this protected resource (sfauth login --resource).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "Use the account bound to this protected resource (sfauth login --resource); with --account A not bound to it, a token for it from A's sign-in, sent only within it.",
+            valueName: "url"))
     var resource: String?
+
+    @OptionGroup(title: "Per-call tokens")
+    var targetOptions: TargetOptions
 
     @Option(name: [.customShort("X"), .customLong("method")], help: "The request method. Default: GET, or POST with a body.")
     var method: String?
@@ -100,6 +106,10 @@ struct RequestCommand: SFAuthSubcommand {
             return (try await httpClient.sendForOAuth(AuthorizedRequester.authorized(request, bearer: supplied.accessToken)), nil)
         }
         let accounts = try context.accounts()
+        let perCall = try perCallResource(in: accounts.store, context: context)
+        if perCall != nil || !targetOptions.wanted().isPlain {
+            return try await sendWithTarget(as: identifier, resource: perCall, accounts: accounts, in: context, body: body)
+        }
         let requester = AuthorizedRequester(tokenSource: accounts.source, httpClient: try context.httpClient())
         let sent = try await requester.send(account: identifier) { credentials throws(OAuthError) in
             // The URL is known once the account is: a path goes to its instance, and only to its own
@@ -111,6 +121,43 @@ struct RequestCommand: SFAuthSubcommand {
             return try request(base: credentials.instanceURL, allowedHosts: APITarget.ownHosts(of: credentials) + allowHost, body: body)
         }
         return (sent.response, sent.credentials)
+    }
+
+    /// The `--resource` that is a per-call target of `--account` (an account not bound to it); `nil`
+    /// when `--resource` picks the account bound to it, or is not given.
+    func perCallResource(in store: FileCredentialStore, context: CommandContext) throws(OAuthError) -> String? {
+        guard let resource, try context.isPerCall(resource, account: account, store: store) else { return nil }
+        return resource
+    }
+
+    /// Sends the request with a per-call token (`--scope`, `--audience`, `--resource` of an account
+    /// not bound to it), renewed once after a `401`. A token for a resource goes only within it;
+    /// any other goes only to the account's own hosts, as its own token would.
+    private func sendWithTarget(
+        as identifier: String?, resource perCall: String?, accounts: StoredAccounts, in context: CommandContext, body: [UInt8]
+    ) async throws(OAuthError) -> (response: HTTPResponse, credentials: OAuthCredentials?) {
+        guard let credentials = try accounts.store.credentials(of: identifier) else {
+            throw .loginRequired(Problem("Not signed in: no account is stored.", remedy: .signIn(account: nil, grant: nil)))
+        }
+        let request: HTTPRequest
+        // (A resource named otherwise — Entra's api://… — says no host: the account's own, and --allow-host.)
+        let webResource = perCall.flatMap { TokenTarget.isWebResource($0) ? $0 : nil }
+        if let within = webResource ?? credentials.resource {
+            try APITarget.requireWithin(within, try APITarget.url(for: target, base: nil), allowedHosts: allowHost)
+            request = try self.request(base: nil, allowedHosts: nil, body: body)
+        } else {
+            request = try self.request(base: credentials.instanceURL, allowedHosts: APITarget.ownHosts(of: credentials) + allowHost, body: body)
+        }
+        let httpClient = try context.httpClient()
+        var wanted = targetOptions.wanted()
+        var token = try await context.accessToken(account: credentials.identifier, resource: resource, wanted: wanted)
+        var response = try await httpClient.sendForOAuth(AuthorizedRequester.authorized(request, bearer: token.accessToken))
+        if response.status == 401 {
+            wanted.forceRefresh = true
+            token = try await context.accessToken(account: credentials.identifier, resource: resource, wanted: wanted)
+            response = try await httpClient.sendForOAuth(AuthorizedRequester.authorized(request, bearer: token.accessToken))
+        }
+        return (response, credentials)
     }
 
     /// The request for `target`: a path resolved against `base`, and only to `allowedHosts` (`nil`:

@@ -25,6 +25,9 @@ struct TokenCommand: SFAuthSubcommand {
               curl -H "Authorization: Bearer $SF_ACCESS_TOKEN" "$SF_INSTANCE_URL/services/"
               sfauth token --account work --json
               sfauth token --resource https://mcp.example/mcp --format headers-json
+              sfauth token --scope read                      # a narrower token, kept until it expires
+              sfauth token --audience downstream-api         # by token exchange (RFC 8693)
+              sfauth token --account work --resource https://api.example/ --min-valid 10m
             """
     )
 
@@ -33,11 +36,15 @@ struct TokenCommand: SFAuthSubcommand {
 
     @Option(
         help: ArgumentHelp(
-            "The token of the account bound to this protected resource (signed in with sfauth login --resource).", valueName: "url"))
+            "The token of the account bound to this protected resource (sfauth login --resource); with --account A not bound to it, a token for it from A's sign-in (RFC 8707).",
+            valueName: "url"))
     var resource: String?
 
     @Flag(help: "Refresh the token even if it looks valid (e.g. after the API rejected it).")
     var refresh = false
+
+    @OptionGroup(title: "Per-call tokens")
+    var targetOptions: TargetOptions
 
     @Option(
         help: ArgumentHelp(
@@ -73,8 +80,10 @@ struct TokenCommand: SFAuthSubcommand {
     }
 
     func run(in context: CommandContext) async throws {
-        let token = try await context.accessToken(account: account, resource: resource, forceRefresh: refresh)
+        let wanted = targetOptions.wanted(forceRefresh: refresh)
+        let token = try await context.accessToken(account: account, resource: resource, wanted: wanted)
         print(output.render(token))
+        if let notice = context.minimumValidityNotice(for: token, wanted: wanted) { StandardError.line(notice) }
         if let reminder = context.signInReminder(for: token) {
             StandardError.line(reminder)
         }

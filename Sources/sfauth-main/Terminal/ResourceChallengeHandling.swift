@@ -16,7 +16,9 @@ struct ResourceChallengeHandling {
         if context.settings.suppliedToken != nil { return try await command.send(as: nil, in: context, body: body).response }
         let store = try context.accountStore()
         let url = EndpointURL.parts(of: command.target) != nil ? command.target : nil
-        var identifier = try store.identifier(selectedBy: command.account, resource: command.resource)
+        var identifier =
+            try command.perCallResource(in: store, context: context) != nil
+            ? try store.identifier(selectedBy: command.account) : try store.identifier(selectedBy: command.account, resource: command.resource)
         if identifier == nil, command.account == nil, let url {
             identifier = try AccountResolver(store: store).identifier(boundTo: url)
         }
