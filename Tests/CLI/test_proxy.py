@@ -379,3 +379,43 @@ def test_print_url_to_a_file_as_a_script_does(signed_in, upstream, tmp_path):
         process.send_signal(signal.SIGTERM)
         status = process.wait(timeout=10)
     assert status == OK and url_file.read_text() == url
+
+
+def test_ipv6_loopback_and_what_the_listener_bounds(signed_in, upstream):
+    """[::1] works (the peer's user found in /proc/net/tcp6); a head over 64 KiB gets 431; a client
+    that waits for 100 Continue gets it before it sends its body."""
+    with Proxy(signed_in, "--listen", "[::1]:0", upstream.url()) as proxy:
+        assert proxy.url.startswith("http://[::1]:")
+        port = int(proxy.url.rsplit(":", 1)[1])
+        connection = http.client.HTTPConnection("::1", port, timeout=20)
+        connection.request("GET", "/over-ipv6", headers={"Host": f"[::1]:{port}"})
+        assert connection.getresponse().status == 200 and upstream.paths() == ["/over-ipv6"]
+        connection.close()
+        with socket.create_connection(("::1", port), timeout=10) as raw:
+            raw.sendall(b"GET / HTTP/1.1\r\nHost: [::1]:%d\r\nX-Big: %s\r\n\r\n" % (port, b"x" * (70 * 1024)))
+            assert raw.recv(100).startswith(b"HTTP/1.1 431 ")
+        with socket.create_connection(("::1", port), timeout=10) as raw:
+            raw.sendall(b"POST /continued HTTP/1.1\r\nHost: [::1]:%d\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n" % port)
+            assert raw.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
+            raw.sendall(b"hello")
+            answer = raw.recv(65536)
+            assert answer.startswith(b"HTTP/1.1 200 ") and upstream.requests[-1]["body"] == b"hello"
+            assert "expect" not in {name for name, _ in upstream.requests[-1]["headers"]}
+        status, stderr = proxy.stop()
+    assert status == OK and "(431)" in stderr
+
+
+def test_connections_beyond_the_limit_get_a_503(signed_in, upstream):
+    with Proxy(signed_in, upstream.url()) as proxy:
+        idle = [socket.create_connection((proxy.host, int(proxy.port)), timeout=10) for _ in range(64)]
+        try:
+            time.sleep(0.5)  # all 64 accepted and counted
+            answer = raw_exchange(proxy.host, proxy.port, b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n" % proxy.port.encode())
+            assert status_of(answer) == 503 and b"too many connections" in answer
+        finally:
+            for connection in idle:
+                connection.close()
+        time.sleep(0.5)
+        assert proxy.request("GET", "/after")[0].status == 200
+        status, stderr = proxy.stop()
+    assert status == OK and "64 connections are open already" in stderr

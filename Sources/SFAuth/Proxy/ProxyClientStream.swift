@@ -42,6 +42,7 @@ final class ProxyClientStream {
         var scanned = start
         while true {
             if let end = headEnd(from: scanned) {
+                if end.headEnd - start > limit { return .tooLarge }  // however quickly it arrived
                 let head = Array(buffer[start..<end.headEnd])
                 start = end.bodyStart
                 compact()
