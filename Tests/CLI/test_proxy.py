@@ -355,6 +355,9 @@ def test_without_a_sign_in_requests_get_a_503_naming_the_login_command(sfauth, u
         assert upstream.requests == []
         status, stderr = proxy.stop()
     assert status == OK and "sfauth login" in stderr and "503" in stderr
+    # A misspelt account is a mistake to fix now, not a sign-in to wait for.
+    wrong = sfauth.run("proxy", "--account", "no-such-account", upstream.url())
+    assert wrong.returncode == USAGE and "no-such-account" in wrong.stderr and wrong.stdout == ""
 
 
 def test_print_url_to_a_file_as_a_script_does(signed_in, upstream, tmp_path):
