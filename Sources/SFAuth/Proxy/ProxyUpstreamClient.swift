@@ -170,10 +170,7 @@ final class ProxyUpstreamClient {
                 }, "CURLOPT_WRITEFUNCTION")
             set(sfcurl_setopt_pointer(handle, CURLOPT_WRITEDATA, opaque), "CURLOPT_WRITEDATA")
             set(sfcurl_setopt_pointer(handle, CURLOPT_READDATA, opaque), "CURLOPT_READDATA")
-            if let failedOption {
-                _ = failedOption
-                return CURLE_FAILED_INIT
-            }
+            if failedOption != nil { return CURLE_FAILED_INIT }  // reported below
             return sfcurl_perform(handle, nil)
         }
         if let failedOption { return .failed("could not set \(failedOption)") }
