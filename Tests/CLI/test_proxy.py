@@ -17,6 +17,7 @@ import time
 import pytest
 
 from conftest import Sfauth, free_port
+from exchange_fixtures import audiences, idpy_account, idpy_server, jwt_claims  # noqa: F401  (pytest fixtures)
 from proxy_upstream import ProxyUpstream
 from test_login import LOGIN_REQUIRED, OK, USAGE, call_api
 
@@ -422,3 +423,34 @@ def test_connections_beyond_the_limit_get_a_503(signed_in, upstream):
         assert proxy.request("GET", "/after")[0].status == 200
         status, stderr = proxy.stop()
     assert status == OK and "64 connections are open already" in stderr
+
+
+# ---------------------------------------------------------------- per-call targets and bound resources
+
+def test_a_per_call_audience_is_what_the_upstream_gets(idpy_account, upstream):
+    """--audience (and the other per-call options) go through the proxy's one token seam: the upstream
+    receives the exchanged token for that audience, never the account's own."""
+    account = idpy_account()
+    with Proxy(account.sfauth, "--account", account.name, "--audience", "downstream-api", upstream.url("/")) as proxy:
+        response, _ = proxy.request("GET", "/orders")
+        assert response.status == 200
+        sent = upstream_token(upstream.requests[-1])
+        assert audiences(jwt_claims(sent)) == ["downstream-api"]
+        assert sent != account.token().stdout.strip()
+        proxy.stop()
+
+
+def test_a_token_bound_to_a_resource_goes_to_no_other_upstream(sfauth, upstream):
+    """A per-call --resource token may go only within that resource (as with sfauth request): an upstream
+    elsewhere is refused at start, before any token is asked for."""
+    assert sfauth.run(*sfauth.login_args(extra=("--alias", "main"))).returncode == OK
+    process = sfauth.start("proxy", "--print-url", "--account", "main", "--resource", "https://api.example/",
+                           upstream.url("/"))
+    try:
+        status = process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    stderr = process.stderr.read()
+    assert status == 2 and "https://api.example/" in stderr and "127.0.0.1" in stderr, stderr
+    assert process.stdout.read() == "" and upstream.requests == []

@@ -34,14 +34,24 @@ struct ProxyCommand: SFAuthSubcommand {
               OPENAI_BASE_URL="$(cat proxy.url)" some-tool; kill "$proxy"
               sfauth proxy --listen 127.0.0.1:8080 --account work https://api.example/v1
               sfauth proxy --socket "$XDG_RUNTIME_DIR/api.sock" https://api.example
+              sfauth proxy --audience orders-api --min-valid 2m https://orders.example/api
+
+            A token bound to a protected resource (an account signed in with --resource, or a per-call \
+            --resource) goes only within that resource: UPSTREAM must be inside it.
             """
     )
 
     @Option(help: ArgumentHelp("The account: alias, username, email or identifier. Default: the default account.", valueName: "account"))
     var account: String?
 
-    @Option(help: ArgumentHelp("Use the account bound to this protected resource (sfauth login --resource).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "Use the account bound to this protected resource (sfauth login --resource); with --account A not bound to it, a token for it from A's sign-in.",
+            valueName: "url"))
     var resource: String?
+
+    @OptionGroup(title: "Per-call tokens")
+    var targetOptions: TargetOptions
 
     @Option(help: ArgumentHelp("Listen on HOST[:PORT]: 127.0.0.1, [::1] or localhost only. Default: 127.0.0.1, a free port.", valueName: "address"))
     var listen: String?
@@ -74,10 +84,15 @@ struct ProxyCommand: SFAuthSubcommand {
         if let maxReplayBody { configuration.maxReplayBody = try ByteSize.parse(maxReplayBody, option: "--max-replay-body") }
         configuration.verbose = verbose
 
-        // The one place the proxy's tokens come from: the same call `sfauth token` makes.
-        let (account, resource) = (self.account, self.resource)
+        try requireUpstreamWithinBoundResource(configuration.upstream, in: context)
+
+        // The one place the proxy's tokens come from: the same call `sfauth token` makes, with the
+        // per-call target and --min-valid.
+        let (account, resource, wanted) = (self.account, self.resource, targetOptions.wanted())
         let tokens: ProxyTokenProvider = { renew throws(OAuthError) in
-            let issued = try await context.accessToken(account: account, resource: resource, forceRefresh: renew)
+            var asked = wanted
+            asked.forceRefresh = renew
+            let issued = try await context.accessToken(account: account, resource: resource, wanted: asked)
             return ProxyToken(value: issued.accessToken, expiry: issued.expiry)
         }
         // A wrong --account or --resource ends it now; a sign-in still to come does not: requests get
@@ -101,5 +116,24 @@ struct ProxyCommand: SFAuthSubcommand {
         for await _ in stopped { break }
         server.stop()
         interrupts.stop()
+    }
+
+    /// Refuses an UPSTREAM outside the resource the token is bound to: the account's (signed in with
+    /// `--resource`), or the per-call `--resource` given with an account not bound to it.
+    private func requireUpstreamWithinBoundResource(_ upstream: ProxyUpstream, in context: CommandContext) throws(OAuthError) {
+        guard context.settings.suppliedToken == nil else { return }
+        let store = try context.accountStore()
+        let bound: String?
+        if let resource, try context.isPerCall(resource, account: account, store: store) {
+            bound = TokenTarget.isWebResource(resource) ? resource : nil
+        } else {
+            do throws(OAuthError) {
+                bound = try store.credentials(of: try store.identifier(selectedBy: account, resource: resource))?.resource
+            } catch .loginRequired {
+                bound = resource  // not signed in yet: the token it will get is the resource's
+            }
+        }
+        guard let bound else { return }
+        try APITarget.requireWithin(bound, upstream.origin + upstream.basePath, allowedHosts: [])
     }
 }
