@@ -20,6 +20,7 @@ typedef void (*easy_cleanup_fn)(CURL *);
 typedef CURLcode (*easy_setopt_fn)(CURL *, CURLoption, ...);
 typedef CURLcode (*easy_getinfo_fn)(CURL *, CURLINFO, ...);
 typedef CURLcode (*easy_perform_fn)(CURL *);
+typedef void (*easy_reset_fn)(CURL *);
 typedef const char *(*easy_strerror_fn)(CURLcode);
 typedef struct curl_slist *(*slist_append_fn)(struct curl_slist *, const char *);
 typedef void (*slist_free_all_fn)(struct curl_slist *);
@@ -56,6 +57,7 @@ static struct {
     url_get_fn url_get;
     free_fn free;
     url_strerror_fn url_strerror;  // optional (7.80+)
+    easy_reset_fn easy_reset;      // optional (7.12.1+, so present in practice)
     // Optional: without them sfcurl_perform falls back to curl_easy_perform.
     multi_init_fn multi_init;
     multi_cleanup_fn multi_cleanup;
@@ -126,6 +128,7 @@ int sfcurl_load(const char *const *names, char *error, size_t error_len) {
     REQUIRED(url_get, "curl_url_get");
     REQUIRED(free, "curl_free");
     OPTIONAL(url_strerror, "curl_url_strerror");
+    OPTIONAL(easy_reset, "curl_easy_reset");
     OPTIONAL(multi_init, "curl_multi_init");
     OPTIONAL(multi_cleanup, "curl_multi_cleanup");
     OPTIONAL(multi_add, "curl_multi_add_handle");
@@ -179,6 +182,13 @@ CURL *sfcurl_easy_init(void) {
 void sfcurl_easy_cleanup(CURL *handle) {
     IF_LOADED();
     if (handle != NULL) fn.easy_cleanup(handle);
+}
+
+int sfcurl_easy_reset(CURL *handle) {
+    IF_LOADED(-1);
+    if (fn.easy_reset == NULL || handle == NULL) return -1;
+    fn.easy_reset(handle);
+    return 0;
 }
 
 CURLcode sfcurl_setopt_long(CURL *handle, CURLoption option, long value) {

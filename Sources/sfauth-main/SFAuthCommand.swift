@@ -27,7 +27,7 @@ struct SFAuthCommand: ParsableCommand {
             LoginCommand.self, TokenCommand.self, AccountsCommand.self, UseCommand.self, WhoamiCommand.self,
             LogoutCommand.self, ConfigCommand.self, ExecCommand.self, RequestCommand.self,
             KubeCredentialCommand.self, KubeconfigCommand.self, GitCredentialCommand.self, SetupGitCommand.self,
-            DockerCredentialCommand.self, SetupDockerCommand.self, ExportCommand.self, DoctorCommand.self,
+            DockerCredentialCommand.self, SetupDockerCommand.self, ExportCommand.self, DoctorCommand.self, ProxyCommand.self,
         ]
     )
 

@@ -8,7 +8,7 @@ import pytest
 from test_login import OK
 
 COMMANDS = ["login", "token", "accounts", "use", "whoami", "logout", "config", "exec", "request", "kube-credential",
-            "kubeconfig", "git-credential", "setup-git", "docker-credential", "setup-docker", "export", "doctor"]
+            "kubeconfig", "git-credential", "setup-git", "docker-credential", "setup-docker", "export", "doctor", "proxy"]
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

@@ -22,6 +22,7 @@ enum FuzzTargets {
         FuzzTarget(name: "config", run: fuzzConfig),
         FuzzTarget(name: "credential-record", run: fuzzCredentialRecord),
         FuzzTarget(name: "protected-resource", run: fuzzProtectedResource),
+        FuzzTarget(name: "proxy-head", run: fuzzProxyHead),
         FuzzTarget(name: "docker-config", run: fuzzDockerConfig),
     ]
 

@@ -30,13 +30,17 @@ const char *sfcurl_version(void);
 
 CURL *sfcurl_easy_init(void);
 void sfcurl_easy_cleanup(CURL *handle);
+/// curl_easy_reset: every option back to its default, the handle's connections and caches kept
+/// (so one handle reused for many requests keeps its connection to the server). Returns -1 when the
+/// runtime libcurl lacks it (the caller then uses a new handle), 0 otherwise.
+int sfcurl_easy_reset(CURL *handle);
 CURLcode sfcurl_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode sfcurl_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value);
 CURLcode sfcurl_setopt_string(CURL *handle, CURLoption option, const char *value);
 CURLcode sfcurl_setopt_pointer(CURL *handle, CURLoption option, void *value);
 CURLcode sfcurl_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
 
-/// The shape of CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION callbacks.
+/// The shape of CURLOPT_WRITEFUNCTION, CURLOPT_HEADERFUNCTION and CURLOPT_READFUNCTION callbacks.
 typedef size_t (*sfcurl_data_callback)(char *data, size_t size, size_t count, void *context);
 CURLcode sfcurl_setopt_data_callback(CURL *handle, CURLoption option, sfcurl_data_callback callback);
 

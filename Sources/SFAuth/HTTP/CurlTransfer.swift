@@ -38,7 +38,7 @@ enum CurlTransfer {
 
     // MARK: - Loading
 
-    private static func loadLibcurl(names: [String]) throws(HTTPTransportError) {
+    static func loadLibcurl(names: [String]) throws(HTTPTransportError) {
         if sfcurl_is_loaded() != 0 { return }
         var cNames: [UnsafePointer<CChar>?] = names.map { UnsafePointer(strdupOrNil($0)) }
         defer { for name in cNames { free(UnsafeMutablePointer(mutating: name)) } }
