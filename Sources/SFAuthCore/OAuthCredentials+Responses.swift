@@ -107,7 +107,7 @@ extension OAuthCredentials {
 
     /// The refresh token's expiry the response states: `refreshTokenExpiresIn` seconds from `now`
     /// (whole seconds), or none fixed for `0`; `nil` when it does not say.
-    private static func refreshTokenExpiry(of response: TokenResponse, now: Date) -> RefreshTokenExpiry? {
+    package static func refreshTokenExpiry(of response: TokenResponse, now: Date) -> RefreshTokenExpiry? {
         guard let seconds = response.refreshTokenExpiresIn else { return nil }
         return seconds == 0 ? .noFixedExpiry : .at(wholeSeconds(now.addingTimeInterval(seconds)), lifetime: seconds)
     }

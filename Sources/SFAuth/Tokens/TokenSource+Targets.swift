@@ -108,10 +108,9 @@ extension TokenSource {
             current.clientAuthentication = sent.clientAuthentication
             current = try store.update(current)
         }
-        if let expiresIn = response.refreshTokenExpiresIn, response.refreshToken != nil {
-            current.refreshTokenExpiry =
-                expiresIn == 0
-                ? RefreshTokenExpiry.noFixedExpiry : RefreshTokenExpiry.at(clock.now().addingTimeInterval(expiresIn), lifetime: expiresIn)
+        // The rotated refresh token is the account's: so is the expiry the answer states for it.
+        if response.refreshToken != nil, let expiry = OAuthCredentials.refreshTokenExpiry(of: response, now: clock.now()) {
+            current.refreshTokenExpiry = expiry
             current = try store.update(current)
         }
         return (current, try accepted(response, plan: plan, route: .refresh))

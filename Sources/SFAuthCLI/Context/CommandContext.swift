@@ -96,7 +96,10 @@ package struct CommandContext: Sendable {
     /// is not bound to it, it is a per-call target of that account instead.
     package func accessToken(account: String?, resource: String?, wanted: WantedToken) async throws(OAuthError) -> IssuedToken {
         var perCallResource = false
-        if let resource { perCallResource = try isPerCall(resource, account: account, store: try accountStore()) }
+        // (`token --resource URL` alone picks the bound account: no store is opened for that here.)
+        if let resource, account != nil || !TokenTarget.isWebResource(resource) {
+            perCallResource = try isPerCall(resource, account: account, store: try accountStore())
+        }
         if wanted.isPlain && !perCallResource {
             if !wanted.forceRefresh, let usable = usableToken(account: account, resource: resource) { return usable }
             if let supplied = settings.suppliedToken { return IssuedToken(supplied) }

@@ -50,9 +50,7 @@ struct GitCredentialCommand: SFAuthSubcommand {
     var operation: String
 
     func validate() throws {
-        if let minValid, WantedToken.duration(minValid) == nil {
-            throw ValidationError("--min-valid takes a duration such as 90s, 10m or 1h (at most 7d), not '\(minValid)'.")
-        }
+        try TargetOptions.requireDuration(minValid)
         if host.isEmpty { throw ValidationError("Give the hosts to answer for with --host (sfauth setup-git writes them).") }
     }
 

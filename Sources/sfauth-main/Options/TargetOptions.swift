@@ -29,6 +29,11 @@ struct TargetOptions: ParsableArguments {
     var minValid: String?
 
     func validate() throws {
+        try Self.requireDuration(minValid)
+    }
+
+    /// Refuses a `--min-valid` that is no duration (the one check, for every command that takes it).
+    static func requireDuration(_ minValid: String?) throws {
         if let minValid, WantedToken.duration(minValid) == nil {
             throw ValidationError("--min-valid takes a duration such as 90s, 10m or 1h (at most 7d), not '\(minValid)'.")
         }
