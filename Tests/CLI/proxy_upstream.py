@@ -12,7 +12,7 @@ Routes (under any prefix, so a base path can be tested):
   .../chunked?n=3&delay=0.3  a StreamingResponse without Content-Length (Transfer-Encoding: chunked)
   .../bytes?size=N           N bytes with a Content-Length
   anything else              JSON echo of what was received (method, raw path, headers, body length)
-Started from docs/notes/issue-20-groundwork/sse_upstream.py.
+Started from the issue 20 groundwork prototype (docs/notes/issue-20-groundwork/README.md, part C).
 """
 import asyncio
 import hashlib
